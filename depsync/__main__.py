@@ -1,0 +1,3 @@
+from depsync.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Command line: parse arguments, call a command, turn errors into exit code 2.
+
+Exit codes: 0 clean, 1 findings (or a reconcile that needs review), 2 usage, config
+or input error. A traceback is shown only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from depsync import __version__
+from depsync.config import DockerfileSpec
+from depsync.errors import DepsyncError
+from depsync.redact import redact
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other input error
+        self.exit(2, f"depsync: error: {message} (see --help)\n")
+
+
+def _build_arg(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
+
+
+def parser() -> argparse.ArgumentParser:
+    root = _Parser(prog="depsync", description="Keep pyproject.toml, uv.lock and the CI Dockerfile consistent.")
+    root.add_argument("--version", action="version", version=f"depsync {__version__}")
+    root.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = commands.add_parser("check", help="offline consistency gate: Dockerfile, lock freshness, pins, protected files")
+    check.add_argument("path", nargs="?", default=".", type=Path, help="project root (default: .)")
+    check.add_argument("--ref", help="read the triple from this git ref instead of the work tree (no checkout)")
+    check.add_argument("--format", dest="output_format", choices=("human", "json", "github"), default="human")
+    check.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    check.add_argument("--deep", action="store_true", help="also run real `uv lock --check` with the uv version the Dockerfile pins")
+    check.add_argument("--dockerfile", action="append", metavar="PATH", help="Dockerfile to check (repeatable; overrides config)")
+    check.add_argument("--build-arg", action="append", type=_build_arg, default=[], metavar="NAME=VALUE", help="ARG value for the Dockerfiles given with --dockerfile")
+    check.add_argument("--owner-ref", help="ref that owns the protected paths (default from config: origin/dev)")
+    check.add_argument("--lock", help="path of uv.lock (default from config)")
+    check.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    return root
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        from depsync.commands import check
+        from depsync.workspace import CliOverrides
+
+        dockerfiles = None
+        if args.dockerfile:
+            dockerfiles = tuple(DockerfileSpec(p, dict(args.build_arg)) for p in args.dockerfile)
+        elif args.build_arg:
+            raise DepsyncError("--build-arg applies to the Dockerfiles named with --dockerfile")
+        options = check.CheckOptions(
+            root=args.path,
+            ref=args.ref,
+            output_format=args.output_format,
+            strict=args.strict,
+            deep=args.deep,
+            overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
+        )
+        return check.run(options)
+    raise DepsyncError(f"unknown command {args.command}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return _run(args)
+    except DepsyncError as exc:
+        if args.debug:
+            raise
+        print(f"depsync: error: {redact(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("depsync: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per command: orchestration only (load, decide, render, exit code)."""

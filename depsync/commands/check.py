@@ -1,0 +1,67 @@
+"""`depsync check`: the offline consistency gate for PR CI."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from depsync.errors import DepsyncError
+from depsync.findings import Finding, Severity
+from depsync.report.findings import print_human, to_github, to_json
+from depsync.rules import RULES, CheckInputs, run_rules
+from depsync.workspace import CliOverrides, load_inputs
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    root: Path
+    ref: str | None = None
+    output_format: str = "human"
+    strict: bool = False
+    deep: bool = False
+    overrides: CliOverrides = CliOverrides()
+
+
+def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
+    """Real `uv lock --check` with the uv version the Dockerfile pins."""
+    from depsync.uv import run_uv
+
+    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins]
+    version = pins[0] if pins else None
+    result = run_uv(["lock", "--check"], root, version)
+    if result.returncode == 0:
+        return []
+    text = (result.stderr or result.stdout).strip()
+    if "needs to be updated" in text or "lockfile" in text.lower():
+        lock = inputs.config.lock
+        return [
+            RULES["uv-lock-check"].finding(
+                lock, 0, f"uv {result.version} `uv lock --check`: {text.splitlines()[-1]}", "run `depsync lock` and commit uv.lock"
+            )
+        ]
+    raise DepsyncError(f"uv {result.version} lock --check failed: {text.splitlines()[-1] if text else result.returncode}")
+
+
+def exit_code(findings: list[Finding], strict: bool) -> int:
+    failing = Severity.WARNING if strict else Severity.ERROR
+    return 1 if any(f.severity >= failing for f in findings) else 0
+
+
+def run(options: CheckOptions) -> int:
+    inputs = load_inputs(options.root, options.ref, options.overrides)
+    findings = run_rules(inputs)
+    if options.deep:
+        if options.ref is not None:
+            raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
+        findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
+    project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
+    if options.output_format == "json":
+        print(to_json(findings, project=project))
+    elif options.output_format == "github":
+        text = to_github(findings)
+        if text:
+            print(text)
+    else:
+        print_human(findings, sys.stdout, project=project)
+    return exit_code(findings, options.strict)

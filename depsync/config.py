@@ -1,0 +1,114 @@
+"""[tool.depsync] -> a validated, frozen Config. Defaults fit Megatron-LM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from depsync.errors import DepsyncError
+from depsync.findings import Severity
+
+
+@dataclass(frozen=True)
+class DockerfileSpec:
+    path: str
+    build_args: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    pyproject: str = "pyproject.toml"
+    lock: str = "uv.lock"
+    dockerfiles: tuple[DockerfileSpec, ...] = (DockerfileSpec("docker/Dockerfile.ci.dev"),)
+    dockerfiles_configured: bool = False  # False: the default path, skipped when absent
+    owner_ref: str = "origin/dev"
+    upstream_ref: str = "origin/main"
+    protected_paths: tuple[str, ...] = (".github/CODEOWNERS",)
+    allowed_hosts: tuple[str, ...] = ()  # empty: any host
+    severity: dict[str, Severity | None] = field(default_factory=dict)  # None: rule off
+
+    def with_overrides(self, **changes: Any) -> Config:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+_KEYS = {
+    "pyproject": "path of pyproject.toml, relative to the project root",
+    "lock": "path of uv.lock",
+    "dockerfiles": 'Dockerfiles to check: paths, or tables { path = "...", build-args = { IMAGE_TYPE = "lts" } }',
+    "owner-ref": "git ref that owns the triple and the protected paths (default origin/dev)",
+    "upstream-ref": "git ref synced into the owner (default origin/main)",
+    "protected-paths": "paths that must be identical to the owner ref",
+    "allowed-hosts": "hosts git/url sources may point to (empty: any)",
+    "severity": 'per-rule severity: { rule-id = "error" | "warning" | "info" | "off" }',
+}
+
+
+def valid_keys() -> dict[str, str]:
+    return dict(_KEYS)
+
+
+def _str_list(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DepsyncError(f"[tool.depsync] {key} must be a list of strings")
+    return tuple(value)
+
+
+def _str(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DepsyncError(f"[tool.depsync] {key} must be a non-empty string")
+    return value
+
+
+def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
+    if not isinstance(value, list):
+        raise DepsyncError("[tool.depsync] dockerfiles must be a list")
+    specs = []
+    for item in value:
+        if isinstance(item, str):
+            specs.append(DockerfileSpec(item))
+        elif isinstance(item, dict) and isinstance(item.get("path"), str):
+            unknown = set(item) - {"path", "build-args"}
+            if unknown:
+                raise DepsyncError(f"[tool.depsync] dockerfiles entry has unknown keys {sorted(unknown)}; valid: path, build-args")
+            args = item.get("build-args", {})
+            if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+                raise DepsyncError("[tool.depsync] dockerfiles build-args must be a table of strings")
+            specs.append(DockerfileSpec(item["path"], dict(args)))
+        else:
+            raise DepsyncError("[tool.depsync] each dockerfiles entry must be a path or a table with `path`")
+    return tuple(specs)
+
+
+def _severity(value: Any) -> dict[str, Severity | None]:
+    if not isinstance(value, dict):
+        raise DepsyncError("[tool.depsync] severity must be a table of rule-id = level")
+    out: dict[str, Severity | None] = {}
+    for rule, level in value.items():
+        if level == "off":
+            out[rule] = None
+            continue
+        try:
+            out[rule] = Severity.parse(str(level))
+        except KeyError:
+            raise DepsyncError(f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off") from None
+    return out
+
+
+def load_config(table: dict[str, Any]) -> Config:
+    """Validate a [tool.depsync] table; unknown keys are an error listing the valid ones."""
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise DepsyncError(f"unknown [tool.depsync] key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(_KEYS))}")
+    config = Config()
+    changes: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in ("pyproject", "lock", "owner-ref", "upstream-ref"):
+            changes[key.replace("-", "_")] = _str(value, key)
+        elif key in ("protected-paths", "allowed-hosts"):
+            changes[key.replace("-", "_")] = _str_list(value, key)
+        elif key == "dockerfiles":
+            changes["dockerfiles"] = _dockerfiles(value)
+            changes["dockerfiles_configured"] = True
+        elif key == "severity":
+            changes["severity"] = _severity(value)
+    return replace(config, **changes)

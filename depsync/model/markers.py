@@ -1,0 +1,136 @@
+"""Semantic equality of PEP 508 markers.
+
+uv rewrites markers when it records them (`python_version >= '3.12'` becomes
+`python_full_version >= '3.12'`, terms are reordered and simplified), so markers are
+compared by evaluating both on every environment that can tell them apart: each
+variable takes the values named in either marker, values just beside them, and
+"something else". Two markers agree on all of those exactly when they are equivalent.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.version import InvalidVersion, Version
+
+_VARIABLES = (
+    "python_full_version",
+    "python_version",
+    "os_name",
+    "sys_platform",
+    "platform_release",
+    "platform_system",
+    "platform_version",
+    "platform_machine",
+    "platform_python_implementation",
+    "implementation_name",
+    "implementation_version",
+    "extra",
+)
+_VAR = "|".join(_VARIABLES)
+_LITERAL = r"""'[^']*'|"[^"]*\""""
+_OP = r"===|==|!=|<=|>=|~=|<|>|not\s+in|in"
+_TERM = re.compile(rf"(?P<var>{_VAR})\s*(?:{_OP})\s*(?P<lit>{_LITERAL})|(?P<lit2>{_LITERAL})\s*(?:{_OP})\s*(?P<var2>{_VAR})")
+_PYTHON = {"python_full_version", "python_version"}
+_MAX_ENVIRONMENTS = 50_000
+
+
+def parse_marker(text: str | None) -> Marker | None:
+    """A Marker, or None for an empty/absent one; InvalidMarker propagates."""
+    if text is None or not text.strip():
+        return None
+    return Marker(text)
+
+
+def _python_candidates(literals: set[str]) -> set[str]:
+    values = {"3.12.0"}
+    for literal in literals:
+        try:
+            release = list(Version(literal.rstrip(".*")).release)
+        except InvalidVersion:
+            continue
+        while len(release) < 3:
+            release.append(0)
+        major, minor, micro = release[:3]
+        for m, n, p in (
+            (major, minor, micro),
+            (major, minor, micro + 1),
+            (major, minor, max(micro - 1, 0)),
+            (major, minor, 0),
+            (major, minor + 1, 0),
+            (major, max(minor - 1, 0), 99),
+            (major + 1, 0, 0),
+            (max(major - 1, 0), 99, 99),
+        ):
+            values.add(f"{m}.{n}.{p}")
+    return values
+
+
+def _candidates(markers: tuple[str, ...]) -> dict[str, set[str]]:
+    literals: dict[str, set[str]] = {}
+    for text in markers:
+        for match in _TERM.finditer(text):
+            var = match.group("var") or match.group("var2")
+            literal = (match.group("lit") or match.group("lit2"))[1:-1]
+            key = "python" if var in _PYTHON else var
+            bucket = literals.setdefault(key, set())
+            bucket.add(literal)
+            bucket.update(literal.split())
+    candidates: dict[str, set[str]] = {}
+    for key, values in literals.items():
+        if key == "python":
+            candidates[key] = _python_candidates(values)
+        else:
+            candidates[key] = values | {"zz-other", ""}
+    return candidates
+
+
+@functools.lru_cache(maxsize=4096)
+def _equivalent(left: str, right: str) -> bool:
+    a, b = Marker(left), Marker(right)
+    candidates = _candidates((left, right))
+    keys = sorted(candidates)
+    total = 1
+    for key in keys:
+        total *= len(candidates[key])
+    if total > _MAX_ENVIRONMENTS:  # too many to enumerate: fall back to text
+        return str(a) == str(b)
+    base = {var: "" for var in _VARIABLES} | {
+        "python_full_version": "3.12.0",
+        "python_version": "3.12",
+        "implementation_version": "3.12.0",
+        "platform_release": "",
+    }
+    for combo in itertools.product(*(sorted(candidates[k]) for k in keys)):
+        env = dict(base)
+        for key, value in zip(keys, combo):
+            if key == "python":
+                env["python_full_version"] = value
+                env["python_version"] = ".".join(value.split(".")[:2])
+            else:
+                env[key] = value
+        if a.evaluate(env) != b.evaluate(env):
+            return False
+    return True
+
+
+def markers_equivalent(left: Marker | None, right: Marker | None) -> bool:
+    """True when both markers select exactly the same environments (None = always)."""
+    if left is None and right is None:
+        return True
+    always = "python_full_version >= '0'"
+    return _equivalent(str(left) if left else always, str(right) if right else always)
+
+
+def conjoin(*markers: Marker | None) -> Marker | None:
+    """`a and b and ...`, skipping absent markers."""
+    parts = [f"({m})" for m in markers if m is not None]
+    if not parts:
+        return None
+    return Marker(" and ".join(parts))
+
+
+__all__ = ["InvalidMarker", "conjoin", "markers_equivalent", "parse_marker"]

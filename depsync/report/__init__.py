@@ -1,0 +1,1 @@
+"""Renderers: Findings -> text for people (rich), JSON for tools, GitHub annotations."""

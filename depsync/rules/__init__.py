@@ -1,0 +1,105 @@
+"""The rules `depsync check` enforces: pure functions from loaded models to Findings.
+
+Each rule family is a module with a `check(inputs) -> Iterable[Finding]`; every rule
+id is declared once in RULES with its default severity and a one-line summary (the
+README table is this list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from depsync.config import Config
+from depsync.findings import Finding, Severity
+from depsync.model.dockerfile import Dockerfile
+from depsync.model.lock import Lock
+from depsync.model.pyproject import Pyproject
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+
+    def finding(self, file: str, line: int, message: str, fix: str) -> Finding:
+        return Finding(file, line, self.id, self.severity, message, fix)
+
+
+_E, _W = Severity.ERROR, Severity.WARNING
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        Rule("docker-unknown-extra", _E, "a `--extra` in the Dockerfile's uv command is not defined in pyproject"),
+        Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
+        Rule("docker-not-locked", _E, "`uv sync` installs without `--locked` or `--frozen`"),
+        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
+        Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (not guessed)"),
+        Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (uv lock --check would fail)"),
+        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version names a different git sha than its source"),
+        Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `required-version`"),
+        Rule("uv-version-inconsistent", _W, "Dockerfiles pin different uv versions"),
+        Rule("uv-lock-format", _E, "the lock's format version is not one the pinned uv reads"),
+        Rule("conflict-markers", _E, "uv.lock or pyproject.toml contains git conflict markers"),
+        Rule("lock-artifact-mismatch", _E, "a wheel or sdist file name disagrees with its package's name or version"),
+        Rule("lock-git-unresolved", _E, "a git source in the lock has no full commit after `#`"),
+        Rule("lock-dangling-dependency", _E, "a package depends on a name/version the lock does not contain"),
+        Rule("lock-duplicate-package", _E, "the same name, version and source appear twice"),
+        Rule("lock-bad-hash", _E, "an artifact hash is not `sha256:` and 64 hex digits"),
+        Rule("protected-path-changed", _E, "a protected path differs from the owner branch"),
+        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit"),
+        Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
+        Rule("source-inert", _W, "a [tool.uv.sources] entry names a package nothing depends on"),
+        Rule("uv-lock-check", _E, "`uv lock --check` (with --deep) says the lock needs updating"),
+        Rule("protected-unchecked", Severity.INFO, "protected paths were not compared (no git repository or no owner ref)"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ProtectedFile:
+    """Comparison of one protected path with the owner ref (computed by the shell)."""
+
+    path: str
+    status: str  # "same", "differs", "missing-here", "missing-owner"
+
+
+@dataclass(frozen=True)
+class CheckInputs:
+    config: Config
+    pyproject: Pyproject
+    lock: Lock | None  # None when it has conflict markers (reported, not parsed)
+    dockerfiles: tuple[Dockerfile, ...] = ()
+    protected: tuple[ProtectedFile, ...] = ()
+    owner_ref: str = ""
+    early_findings: tuple[Finding, ...] = field(default=())
+
+
+RuleFamily = Callable[[CheckInputs], Iterable[Finding]]
+
+
+def families() -> list[RuleFamily]:
+    from depsync.rules import dockerfile, freshness, integrity, metadata, protected, sources, uv_version
+
+    return [dockerfile.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
+
+
+def run_rules(inputs: CheckInputs) -> list[Finding]:
+    """All findings, with per-rule severity overrides applied, sorted by file and line."""
+    findings = list(inputs.early_findings)
+    for family in families():
+        findings.extend(family(inputs))
+    return apply_severity(findings, inputs.config)
+
+
+def apply_severity(findings: Iterable[Finding], config: Config) -> list[Finding]:
+    out = []
+    for finding in findings:
+        if finding.rule in config.severity:
+            level = config.severity[finding.rule]
+            if level is None:
+                continue
+            finding = finding.with_severity(level)
+        out.append(finding)
+    return sorted(set(out), key=lambda f: (f.file, f.line, f.rule, f.message))

@@ -1,0 +1,235 @@
+"""Static lock freshness: does uv.lock record exactly the inputs pyproject.toml implies?
+
+uv stores its inputs in the lock (top-level requires-python/conflicts, the root's
+[package.metadata], [manifest], [options]); `uv lock --check` re-resolves only when
+they differ. Comparing them offline predicts its verdict; tests/test_freshness_oracle.py
+checks the prediction against real uv.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier
+from packaging.utils import canonicalize_name, canonicalize_version
+
+from depsync.errors import DepsyncError
+from depsync.findings import Finding
+from depsync.model.lock import Lock
+from depsync.model.lowering import expected_inputs
+from depsync.model.markers import markers_equivalent, parse_marker
+from depsync.model.pyproject import Pyproject
+from depsync.model.requirements import Req, normalize_url, specifier_key
+from depsync.rules import RULES, CheckInputs
+
+_FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
+_PYPI = "https://pypi.org/simple"
+
+
+def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req]) -> tuple[list[Req], list[Req]]:
+    """(expected but not recorded, recorded but not expected), matching one to one."""
+    remaining = list(recorded)
+    missing = []
+    for req in expected:
+        for index, candidate in enumerate(remaining):
+            if req.matches(candidate):
+                del remaining[index]
+                break
+        else:
+            missing.append(req)
+    return missing, remaining
+
+
+class _Stale:
+    """Collects lock-stale findings with a consistent message and fix."""
+
+    def __init__(self, pyproject: Pyproject, lock: Lock) -> None:
+        self.pyproject, self.lock = pyproject, lock
+        self.findings: list[Finding] = []
+
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0) -> None:
+        if pyproject_line:
+            where, line = self.pyproject.path, pyproject_line
+        else:
+            where, line = self.lock.path, lock_line
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", _FIX))
+
+    def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
+        missing, extra = diff_reqs(expected, recorded)
+        extra_by_name = {r.name: r for r in extra}
+        for req in missing:
+            line = self.pyproject.line_of_requirement(req.text, req.origin) if req.text else 0
+            was = extra_by_name.pop(req.name, None)
+            detail = f"; the lock records `{was.describe()}`" if was else "; the lock does not record it"
+            where = req.origin.replace("extra:", "extra ").replace("group:", "group ") or what
+            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line)
+        for req in extra_by_name.values():
+            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
+        # names with several recorded entries that were already paired above are not repeated
+        for req in extra:
+            if req.name not in extra_by_name and not any(m.name == req.name for m in missing):
+                self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
+
+
+def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
+    return None if text is None else specifier_key(text)
+
+
+def _metadata_entry(entry: dict[str, Any]) -> tuple[Any, ...]:
+    requires = sorted(str(Requirement(r)) for r in entry.get("requires-dist", []) or [])
+    version = entry.get("version")
+    return (
+        canonicalize_version(version) if version else None,
+        tuple(requires),
+        _spec(entry.get("requires-python")),
+        frozenset(canonicalize_name(e) for e in entry.get("provides-extras", []) or []),
+    )
+
+
+def _conflicts(groups: Iterable[Iterable[dict[str, Any]]], default_package: str | None) -> frozenset[frozenset[tuple[str, str, str]]]:
+    out = set()
+    for group in groups:
+        items = set()
+        for item in group:
+            package = canonicalize_name(item.get("package", default_package or ""))
+            kind = "extra" if "extra" in item else "group"
+            items.add((package, kind, canonicalize_name(str(item.get(kind, "")))))
+        out.add(frozenset(items))
+    return frozenset(out)
+
+
+def _markers_list(values: Any) -> list[Any]:
+    if isinstance(values, str):
+        values = [values]
+    return [parse_marker(v) for v in values or []]
+
+
+def _same_markers(a: list[Any], b: list[Any]) -> bool:
+    remaining = list(b)
+    for marker in a:
+        for index, other in enumerate(remaining):
+            if markers_equivalent(marker, other):
+                del remaining[index]
+                break
+        else:
+            return False
+    return not remaining
+
+
+def _registries(pyproject: Pyproject) -> set[str] | None:
+    """Registry URLs uv may record, or None when they cannot be known statically."""
+    uv = pyproject.uv
+    urls = {normalize_url(i["url"]) for i in uv.get("index", [])}
+    for key in ("index-url", "extra-index-url", "find-links"):
+        value = uv.get(key)
+        urls.update(normalize_url(v) for v in ([value] if isinstance(value, str) else value or []))
+    has_default = any(i.get("default") for i in uv.get("index", [])) or "index-url" in uv
+    if not has_default:
+        urls.add(_PYPI)
+    if any(not u.startswith(("http://", "https://")) for u in urls):
+        return None  # local paths are recorded relative to the project: not compared
+    return urls
+
+
+def check(inputs: CheckInputs) -> Iterator[Finding]:
+    lock = inputs.lock
+    pyproject = inputs.pyproject
+    if lock is None or lock.version != 1 or not pyproject.name:
+        return
+    try:
+        yield from _check(pyproject, lock)
+    except (InvalidRequirement, InvalidSpecifier) as exc:
+        raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+
+
+def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
+    stale = _Stale(pyproject, lock)
+    lines = pyproject.lines
+
+    wanted_python = pyproject.project.get("requires-python")
+    if wanted_python and lock.requires_python and _spec(wanted_python) != _spec(lock.requires_python):
+        stale.add(
+            f"requires-python is {wanted_python!r} in pyproject but {lock.requires_python!r} in the lock",
+            pyproject_line=lines.key("project", "requires-python"),
+        )
+
+    root = lock.root(pyproject.name)
+    if root is None:
+        stale.add(f"the lock has no entry for the project {pyproject.name!r} itself", pyproject_line=lines.key("project", "name"))
+        yield from stale.findings
+        return
+    version = pyproject.project.get("version")
+    if version and "version" not in pyproject.dynamic and root.version and canonicalize_version(version) != canonicalize_version(root.version):
+        stale.add(f"project version is {version} but the lock records {root.version}", pyproject_line=lines.key("project", "version"))
+
+    metadata = root.raw.get("metadata", {})
+    expected = expected_inputs(pyproject)
+    if "dependencies" not in pyproject.dynamic and "optional-dependencies" not in pyproject.dynamic:
+        stale.reqs("dependencies", expected.requires_dist, lock.reqs(metadata.get("requires-dist", []), "requires-dist"), root.line)
+        recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
+        if recorded_extras != set(expected.provides_extras):
+            added = sorted(set(expected.provides_extras) - recorded_extras)
+            removed = sorted(recorded_extras - set(expected.provides_extras))
+            parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+            stale.add(f"extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
+
+    recorded_dev = metadata.get("requires-dev", {})
+    for group in sorted(set(expected.requires_dev) | {canonicalize_name(g) for g in recorded_dev}):
+        recorded = next((v for k, v in recorded_dev.items() if canonicalize_name(k) == group), None)
+        if group not in expected.requires_dev:
+            stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=root.line)
+        elif recorded is None:
+            stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
+        else:
+            stale.reqs(f"group {group}", expected.requires_dev[group], lock.reqs(recorded, f"requires-dev.{group}"), root.line)
+
+    manifest = lock.manifest
+    manifest_line = lock.line_of_table("manifest")
+    for what, key, wanted in (
+        ("override-dependencies", "overrides", expected.overrides),
+        ("constraint-dependencies", "constraints", expected.constraints),
+        ("build-constraint-dependencies", "build-constraints", expected.build_constraints),
+    ):
+        stale.reqs(what, wanted, lock.reqs(manifest.get(key, []), f"manifest.{key}"), manifest_line)
+
+    wanted_meta = {canonicalize_name(e["name"]): e for e in pyproject.dependency_metadata()}
+    recorded_meta = {canonicalize_name(str(e.get("name", ""))): e for e in manifest.get("dependency-metadata", []) if isinstance(e, dict)}
+    for name in sorted(set(wanted_meta) | set(recorded_meta)):
+        if name not in recorded_meta:
+            stale.add(f"dependency-metadata for {name} is not in the lock", pyproject_line=pyproject.line_of_metadata(name))
+        elif name not in wanted_meta:
+            stale.add(f"the lock records dependency-metadata for {name}, which pyproject no longer declares", lock_line=manifest_line)
+        elif _metadata_entry(wanted_meta[name]) != _metadata_entry(recorded_meta[name]):
+            stale.add(
+                f"dependency-metadata for {name} changed (pyproject version {wanted_meta[name].get('version')!r}, lock {recorded_meta[name].get('version')!r})",
+                pyproject_line=pyproject.line_of_metadata(name),
+            )
+
+    wanted_conflicts = _conflicts(pyproject.uv.get("conflicts", []), pyproject.name)
+    if wanted_conflicts != _conflicts(lock.data.get("conflicts", []), None):
+        stale.add("[tool.uv] conflicts differ from the lock's", pyproject_line=lines.key("tool.uv", "conflicts") or lines.table("tool.uv"))
+
+    for key, lock_key in (("environments", "supported-markers"), ("required-environments", "required-markers")):
+        if not _same_markers(_markers_list(pyproject.uv.get(key)), _markers_list(lock.data.get(lock_key))):
+            stale.add(f"[tool.uv] {key} differ from the lock's {lock_key}", pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"))
+
+    options = lock.options
+    for key, lock_key, default in (
+        ("resolution", "resolution-mode", "highest"),
+        ("prerelease", "prerelease-mode", "if-necessary-or-explicit"),
+        ("fork-strategy", "fork-strategy", "requires-python"),
+    ):
+        if pyproject.uv.get(key, default) != options.get(lock_key, default):
+            stale.add(f"[tool.uv] {key} is {pyproject.uv.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}", pyproject_line=lines.key("tool.uv", key))
+    if bool(pyproject.uv.get("exclude-newer")) != bool(options.get("exclude-newer")):
+        stale.add("[tool.uv] exclude-newer differs from the lock's options", pyproject_line=lines.key("tool.uv", "exclude-newer"))
+
+    registries = _registries(pyproject)
+    if registries is not None:
+        unknown = sorted({p.source.value for p in lock.packages if p.source.kind == "registry"} - registries)
+        for url in unknown:
+            stale.add(f"packages come from index {url}, which pyproject does not configure", lock_line=lock.line_of_key("version"))
+
+    yield from stale.findings

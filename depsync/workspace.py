@@ -1,0 +1,145 @@
+"""Shell: load the triple from the work tree or from a git ref into CheckInputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from depsync import git
+from depsync.config import Config, DockerfileSpec, load_config
+from depsync.errors import DepsyncError
+from depsync.findings import Finding
+from depsync.model.dockerfile import Dockerfile
+from depsync.model.lock import Lock
+from depsync.model.pyproject import Pyproject
+from depsync.model.tomltext import conflict_marker_lines
+from depsync.rules import RULES, CheckInputs, ProtectedFile
+
+
+@dataclass(frozen=True)
+class FileReader:
+    """Reads project files from the work tree (ref None) or from a git ref, by path relative to root."""
+
+    root: Path
+    ref: str | None = None
+
+    def read_bytes(self, path: str) -> bytes | None:
+        if self.ref is not None:
+            return git.read_blob(self.root, self.ref, path)
+        file = self.root / path
+        return file.read_bytes() if file.is_file() else None
+
+    def read_text(self, path: str, *, required: bool = True) -> str | None:
+        data = self.read_bytes(path)
+        where = f"{self.ref}:{path}" if self.ref else path
+        if data is None:
+            if required:
+                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"), where)
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DepsyncError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
+
+
+@dataclass(frozen=True)
+class CliOverrides:
+    """What CLI flags say; None means "use config"."""
+
+    dockerfiles: tuple[DockerfileSpec, ...] | None = None
+    owner_ref: str | None = None
+    lock: str | None = None
+    pyproject: str | None = None
+
+
+def _markers_finding(path: str, lines: list[int]) -> Finding:
+    return RULES["conflict-markers"].finding(
+        path,
+        lines[0],
+        f"{path} has git conflict markers ({len(lines)} marker line(s)); a merge was left unresolved",
+        "run `depsync reconcile` to restore dev's triple, or resolve the merge and relock with `depsync lock`",
+    )
+
+
+def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
+    pyproject_path = overrides.pyproject or "pyproject.toml"
+    text = reader.read_text(pyproject_path)
+    assert text is not None
+    config = Config()
+    if not conflict_marker_lines(text):
+        table = Pyproject.from_text(text, pyproject_path).depsync_config
+        config = load_config(table)
+    config = config.with_overrides(
+        pyproject=overrides.pyproject,
+        lock=overrides.lock,
+        owner_ref=overrides.owner_ref,
+        dockerfiles=overrides.dockerfiles,
+        dockerfiles_configured=True if overrides.dockerfiles is not None else None,
+    )
+    return config, pyproject_path, text
+
+
+def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
+    if ref is not None:
+        if not git.is_repository(root):
+            raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
+        git.resolve(root, ref)
+    elif not root.is_dir():
+        raise DepsyncError(f"{root} is not a directory")
+    reader = FileReader(root, ref)
+    config, pyproject_path, pyproject_text = load_config_from(reader, overrides)
+    early: list[Finding] = []
+    markers = conflict_marker_lines(pyproject_text)
+    if markers:
+        # nothing else can be read reliably from a half-merged pyproject
+        placeholder = Pyproject.from_text("", config.pyproject)
+        return CheckInputs(config, placeholder, None, early_findings=(_markers_finding(config.pyproject, markers),))
+    pyproject = Pyproject.from_text(pyproject_text, config.pyproject)
+
+    lock_text = reader.read_text(config.lock)
+    assert lock_text is not None
+    lock: Lock | None = None
+    markers = conflict_marker_lines(lock_text)
+    if markers:
+        early.append(_markers_finding(config.lock, markers))
+    else:
+        lock = Lock.from_text(lock_text, config.lock)
+
+    dockerfiles = []
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=config.dockerfiles_configured)
+        if text is not None:
+            dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
+
+    protected, note = _protected(root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in pyproject.depsync_config)
+    if note:
+        early.append(RULES["protected-unchecked"].finding(config.protected_paths[0], 0, note, "run inside a clone that has the owner ref (git fetch origin)"))
+    return CheckInputs(config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early))
+
+
+def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -> tuple[tuple[ProtectedFile, ...], str]:
+    if not config.protected_paths:
+        return (), ""
+    if not git.is_repository(root):
+        return (), f"{root} is not a git repository: protected paths not compared with {config.owner_ref}"
+    try:
+        git.resolve(root, config.owner_ref)
+    except DepsyncError:
+        if explicit:
+            raise
+        return (), f"owner ref {config.owner_ref} not found: protected paths not compared"
+    here = FileReader(root, ref)
+    owner = FileReader(root, config.owner_ref)
+    out = []
+    for path in config.protected_paths:
+        mine, theirs = here.read_bytes(path), owner.read_bytes(path)
+        if mine == theirs:
+            status = "same"
+        elif mine is None:
+            status = "missing-here"
+        elif theirs is None:
+            status = "missing-owner"
+        else:
+            status = "differs"
+        out.append(ProtectedFile(path, status))
+    return tuple(out), ""

@@ -1,0 +1,773 @@
+"""Differential test: depsync's static lock-freshness verdict against real ``uv``.
+
+Each :class:`Case` builds a small base project, locks it with the real ``uv lock
+--offline``, then edits ``pyproject.toml`` only (never ``uv.lock``) and asks
+``uv lock --check --offline`` whether the lock is still fresh.
+
+* ``test_uv_verdict_matches_expectation`` pins uv's verdict to the ``expected_fresh``
+  written down for every case: it documents uv's behaviour (and catches uv changing it).
+* ``test_depsync_agrees_with_uv`` asserts ``depsync.api.lock_freshness(project) == []``
+  exactly when uv says the lock is fresh.
+
+The uv work for a case is done once per session and shared by both tests
+(:class:`Oracle`).  Everything is local: a flat wheel directory as the projects' default
+index, a local git repository, path packages written next to the project and, for the two
+``url`` source cases, a 127.0.0.1 HTTP server.  See ``tests/UV_LOCK_FORMATS.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from depsync.api import lock_freshness
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
+from uvprojects import (  # noqa: E402
+    LocalMaterial,
+    UvResult,
+    build_local_material,
+    lock_project,
+    serve_directory,
+    static_pyproject,
+    uv_check_result,
+    write_project,
+)
+
+# --------------------------------------------------------------------------- base projects
+
+
+@dataclass(frozen=True)
+class Base:
+    """A base project: pyproject text and extra files, rendered from the local material."""
+
+    pyproject: str
+    files: dict[str, str] = field(default_factory=dict)
+    offline: bool = True  # False only for url sources (served on 127.0.0.1)
+
+
+def _dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def base_registry(m: LocalMaterial) -> Base:
+    """Registry-only project: specifiers, markers, extras, groups, a comment."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "demo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = [
+                "alpha>=1.0,<2",
+                "beta[fast]>=1.0",
+                "Foo_Bar>=1.0",
+                "gamma; python_version >= '3.12'",
+                "epsilon; sys_platform != 'win32' and python_version >= '3.10'",
+            ]
+
+            [project.optional-dependencies]
+            cli = ["delta[cli,docs]>=0.9"]
+            extra-two = ["epsilon>=1.0"]
+
+            [dependency-groups]
+            dev = ["gamma>=1.0"]
+            lint = ["epsilon"]
+            docs = [{include-group = "lint"}, "delta"]
+
+            # managed by uv
+            [tool.uv]
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_git(m: LocalMaterial) -> Base:
+    """Git sources: a tag, a subdirectory, and a PEP 508 direct git reference."""
+    return Base(
+        _dedent(
+            f"""
+            [project]
+            name = "gitdemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = [
+                "zeta",
+                "eta",
+                "alpha",
+            ]
+
+            [project.optional-dependencies]
+            x = ["epsilon"]
+
+            [tool.uv.sources]
+            zeta = {{ git = "{m.git.url}", tag = "v1.0.0" }}
+            eta = {{ git = "{m.git.url}", subdirectory = "sub/eta" }}
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_git_direct(m: LocalMaterial) -> Base:
+    """A PEP 508 direct reference ``zeta @ git+file://...@v1.0.0``."""
+    return Base(
+        _dedent(
+            f"""
+            [project]
+            name = "gitdirect"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["zeta @ git+{m.git.url}@v1.0.0"]
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_git_list(m: LocalMaterial) -> Base:
+    """A list-shaped git source with markers (the lock forks on sys_platform)."""
+    return Base(
+        _dedent(
+            f"""
+            [project]
+            name = "gitlist"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["zeta"]
+
+            [tool.uv.sources]
+            zeta = [
+                {{ git = "{m.git.url}", tag = "v1.0.0", marker = "sys_platform == 'linux'" }},
+                {{ git = "{m.git.url}", branch = "feature", marker = "sys_platform != 'linux'" }},
+            ]
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_tool_uv(m: LocalMaterial) -> Base:
+    """``[tool.uv]`` resolver inputs: overrides, constraints, dependency-metadata, conflicts."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "tooldemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha", "gamma", "delta", "epsilon"]
+
+            [project.optional-dependencies]
+            old = ["beta<2"]
+            new = ["beta>=2"]
+
+            [tool.uv]
+            override-dependencies = ["alpha<2"]
+            constraint-dependencies = ["gamma<1.5", "foo-bar>=1"]
+            conflicts = [[{ extra = "old" }, { extra = "new" }]]
+
+            [[tool.uv.dependency-metadata]]
+            name = "epsilon"
+            version = "1.1"
+            requires-dist = ["foo-bar>=1"]
+
+            [[tool.uv.dependency-metadata]]
+            name = "delta"
+            version = "1.0"
+            requires-dist = []
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_paths(m: LocalMaterial) -> Base:
+    """Path sources: a directory, an editable directory, and a wheel file."""
+    wheel = m.wheel("epsilon", "1.0").as_posix()
+    return Base(
+        _dedent(
+            f"""
+            [project]
+            name = "pathdemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["theta", "iota", "epsilon"]
+
+            [tool.uv.sources]
+            theta = {{ path = "libs/theta" }}
+            iota = {{ path = "libs/iota", editable = true }}
+            epsilon = {{ path = "{wheel}" }}
+            """
+        )
+        + m.index_toml(),
+        files={
+            "libs/theta/pyproject.toml": static_pyproject("theta", "0.3.0", ["alpha<2"]),
+            "libs/iota/pyproject.toml": static_pyproject("iota", "0.4.0"),
+        },
+    )
+
+
+def base_workspace(m: LocalMaterial) -> Base:
+    """A workspace with one member used through ``{ workspace = true }``."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "wsroot"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["kappa"]
+
+            [tool.uv.sources]
+            kappa = { workspace = true }
+
+            [tool.uv.workspace]
+            members = ["packages/*"]
+            """
+        )
+        + m.index_toml(),
+        files={
+            "packages/kappa/pyproject.toml": static_pyproject("kappa", "0.2.0", ["alpha"]),
+            "packages/lambda/pyproject.toml": static_pyproject("lambda-pkg", "0.1.0", ["epsilon"]),
+        },
+    )
+
+
+def base_url(m: LocalMaterial) -> Base:
+    """A ``url`` source (served by the session's 127.0.0.1 server)."""
+    return Base(
+        _dedent(
+            f"""
+            [project]
+            name = "urldemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["epsilon", "alpha"]
+
+            [tool.uv.sources]
+            epsilon = {{ url = "{m_url(m)}/epsilon-1.1-py3-none-any.whl" }}
+            """
+        )
+        + m.index_toml(),
+        offline=False,
+    )
+
+
+_SERVER_URL: dict[str, str] = {}
+
+
+def m_url(m: LocalMaterial) -> str:
+    """Base URL of the wheel server for ``m`` (set by the ``material`` fixture)."""
+    return _SERVER_URL[str(m.root)]
+
+
+BASES: dict[str, Callable[[LocalMaterial], Base]] = {
+    "registry": base_registry,
+    "git": base_git,
+    "git-direct": base_git_direct,
+    "git-list": base_git_list,
+    "tool-uv": base_tool_uv,
+    "paths": base_paths,
+    "workspace": base_workspace,
+    "url": base_url,
+}
+
+# --------------------------------------------------------------------------- mutations
+
+Edit = Callable[[str, LocalMaterial], str]
+
+
+def sub(old: str, new: str) -> Edit:
+    """Replace the single occurrence of ``old`` (which must exist) by ``new``."""
+
+    def edit(text: str, m: LocalMaterial) -> str:
+        count = text.count(old)
+        assert count == 1, f"mutation anchor {old!r} found {count} times in:\n{text}"
+        return text.replace(old, new)
+
+    return edit
+
+
+def append(extra: str) -> Edit:
+    """Append TOML text at the end of pyproject.toml."""
+
+    def edit(text: str, m: LocalMaterial) -> str:
+        return text + "\n" + _dedent(extra)
+
+    return edit
+
+
+def after(anchor: str, extra: str) -> Edit:
+    """Insert ``extra`` right after the line ``anchor`` (e.g. ``[tool.uv]``)."""
+    return sub(anchor + "\n", anchor + "\n" + extra.rstrip("\n") + "\n")
+
+
+def with_material(make: Callable[[LocalMaterial], Edit]) -> Edit:
+    """An edit whose text depends on the material (git URL, commit shas, ...)."""
+
+    def edit(text: str, m: LocalMaterial) -> str:
+        return make(m)(text, m)
+
+    return edit
+
+
+@dataclass(frozen=True)
+class Case:
+    """One mutation: base project, edits to its pyproject.toml, uv's verdict after them."""
+
+    id: str
+    base: str
+    edits: tuple[Edit, ...]
+    expected_fresh: bool
+    why: str = ""
+    depsync_xfail: str | None = None  # reason uv and a static check cannot agree (confirmed)
+
+
+def case(
+    id: str, base: str, *edits: Edit, fresh: bool, why: str = "", depsync_xfail: str | None = None
+) -> Case:
+    return Case(id, base, edits, fresh, why, depsync_xfail)
+
+
+CASES: list[Case] = [
+    # ---------------------------------------------------------------- registry: no-ops
+    case("reg/unchanged", "registry", fresh=True),
+    case("reg/comment-only", "registry", sub("# managed by uv\n", "# managed by uv (edited)\n# another\n"), fresh=True),
+    case("reg/whitespace-in-requirement", "registry", sub('"alpha>=1.0,<2"', '"alpha >= 1.0 , < 2"'), fresh=True),
+    case("reg/reorder-specifiers", "registry", sub('"alpha>=1.0,<2"', '"alpha<2,>=1.0"'), fresh=True),
+    case(
+        "reg/specifier-1.0-vs-1",
+        "registry",
+        sub('"alpha>=1.0,<2"', '"alpha>=1,<2.0"'),
+        fresh=True,
+        why="PEP 440 versions compare equal (1.0 == 1); uv compares parsed specifiers",
+    ),
+    case(
+        "reg/reorder-dependencies",
+        "registry",
+        sub('    "alpha>=1.0,<2",\n    "beta[fast]>=1.0",\n', '    "beta[fast]>=1.0",\n    "alpha>=1.0,<2",\n'),
+        fresh=True,
+    ),
+    case("reg/name-normalization", "registry", sub('"Foo_Bar>=1.0"', '"foo.BAR>=1.0"'), fresh=True),
+    case(
+        "reg/python_version-to-python_full_version",
+        "registry",
+        sub("gamma; python_version >= '3.12'", "gamma; python_full_version >= '3.12'"),
+        fresh=True,
+    ),
+    case(
+        "reg/python_full_version-with-patch",
+        "registry",
+        sub("gamma; python_version >= '3.12'", "gamma; python_full_version >= '3.12.0'"),
+        fresh=True,
+    ),
+    case(
+        "reg/python_version-gt-equivalent",
+        "registry",
+        sub("gamma; python_version >= '3.12'", "gamma; python_version > '3.11'"),
+        fresh=True,
+        why="uv normalizes python_version > '3.11' to python_full_version >= '3.12'",
+    ),
+    case("reg/marker-double-quotes", "registry", sub("sys_platform != 'win32'", 'sys_platform != \\"win32\\"'), fresh=True),
+    case(
+        "reg/marker-and-operands-swapped",
+        "registry",
+        sub(
+            "epsilon; sys_platform != 'win32' and python_version >= '3.10'",
+            "epsilon; python_version >= '3.10' and sys_platform != 'win32'",
+        ),
+        fresh=True,
+    ),
+    case(
+        "reg/marker-platform_system-alias",
+        "registry",
+        sub("sys_platform != 'win32'", "platform_system != 'Windows'"),
+        fresh=True,
+        why="uv's marker algebra treats platform_system == 'Windows' as sys_platform == 'win32'",
+    ),
+    case("reg/reorder-extras-in-requirement", "registry", sub("delta[cli,docs]", "delta[docs,cli]"), fresh=True),
+    case("reg/extras-in-requirement-spacing-case", "registry", sub("delta[cli,docs]", "delta[ Docs , CLI ]"), fresh=True),
+    case("reg/rename-extra-normalization", "registry", sub("extra-two = [", "Extra_Two = ["), fresh=True),
+    case("reg/rename-group-normalization", "registry", sub("dev = [", "Dev = ["), fresh=True),
+    case(
+        "reg/include-group-inlined",
+        "registry",
+        sub('docs = [{include-group = "lint"}, "delta"]', 'docs = ["epsilon", "delta"]'),
+        fresh=True,
+        why="requires-dev records include-group already flattened",
+    ),
+    case(
+        "reg/group-moved-to-legacy-dev-dependencies",
+        "registry",
+        sub('dev = ["gamma>=1.0"]\n', ""),
+        after("[tool.uv]", 'dev-dependencies = ["gamma>=1.0"]'),
+        fresh=True,
+        why="legacy [tool.uv] dev-dependencies are recorded as group 'dev'",
+    ),
+    case("reg/requires-python-spacing", "registry", sub('requires-python = ">=3.10"', 'requires-python = ">= 3.10"'), fresh=True),
+    case(
+        "reg/requires-python-trailing-zero",
+        "registry",
+        sub('requires-python = ">=3.10"', 'requires-python = ">=3.10.0"'),
+        fresh=True,
+    ),
+    case("reg/description-added", "registry", sub('version = "0.1.0"\n', 'version = "0.1.0"\ndescription = "demo"\n'), fresh=True),
+    case("reg/project-name-case", "registry", sub('name = "demo"', 'name = "Demo"'), fresh=True),
+    case("reg/resolution-highest-explicit", "registry", after("[tool.uv]", 'resolution = "highest"'), fresh=True),
+    case(
+        "reg/prerelease-default-explicit",
+        "registry",
+        after("[tool.uv]", 'prerelease = "if-necessary-or-explicit"'),
+        fresh=True,
+    ),
+    # ---------------------------------------------------------------- registry: changes
+    case("reg/add-dependency", "registry", sub('    "alpha>=1.0,<2",\n', '    "alpha>=1.0,<2",\n    "delta",\n'), fresh=False),
+    case("reg/remove-dependency", "registry", sub('    "Foo_Bar>=1.0",\n', ""), fresh=False),
+    case(
+        "reg/tighten-specifier-still-satisfied",
+        "registry",
+        sub('"alpha>=1.0,<2"', '"alpha>=1.1,<2"'),
+        fresh=False,
+        why="the locked alpha 1.1 still satisfies it, but requires-dist changed",
+    ),
+    case("reg/change-marker", "registry", sub("sys_platform != 'win32'", "sys_platform != 'darwin'"), fresh=False),
+    case("reg/remove-marker", "registry", sub("gamma; python_version >= '3.12'", "gamma"), fresh=False),
+    case("reg/drop-extra-from-requirement", "registry", sub('"beta[fast]>=1.0"', '"beta>=1.0"'), fresh=False),
+    case("reg/add-optional-dependency-extra", "registry", after("[project.optional-dependencies]", 'new = ["alpha"]'), fresh=False),
+    case("reg/remove-extra", "registry", sub('extra-two = ["epsilon>=1.0"]\n', ""), fresh=False),
+    case(
+        "reg/reorder-extras-table",
+        "registry",
+        sub('cli = ["delta[cli,docs]>=0.9"]\nextra-two = ["epsilon>=1.0"]\n', 'extra-two = ["epsilon>=1.0"]\ncli = ["delta[cli,docs]>=0.9"]\n'),
+        fresh=True,
+        why="provides-extras is written in pyproject order but compared as a set",
+    ),
+    case("reg/add-group", "registry", after("[dependency-groups]", 'test = ["alpha"]'), fresh=False),
+    case("reg/remove-group", "registry", sub('dev = ["gamma>=1.0"]\n', ""), fresh=False),
+    case(
+        "reg/rename-group",
+        "registry",
+        sub('lint = ["epsilon"]', 'style = ["epsilon"]'),
+        sub('{include-group = "lint"}', '{include-group = "style"}'),
+        fresh=False,
+    ),
+    case("reg/change-group-requirement", "registry", sub('dev = ["gamma>=1.0"]', 'dev = ["gamma>=1.0,<2"]'), fresh=False),
+    case("reg/requires-python-lowered", "registry", sub('requires-python = ">=3.10"', 'requires-python = ">=3.9"'), fresh=False),
+    case("reg/requires-python-upper-bound", "registry", sub('requires-python = ">=3.10"', 'requires-python = ">=3.10,<4"'), fresh=False),
+    case("reg/resolution-lowest", "registry", after("[tool.uv]", 'resolution = "lowest"'), fresh=False),
+    case("reg/prerelease-allow", "registry", after("[tool.uv]", 'prerelease = "allow"'), fresh=False),
+    case("reg/exclude-newer", "registry", after("[tool.uv]", 'exclude-newer = "2030-01-01T00:00:00Z"'), fresh=False),
+    case("reg/add-override", "registry", after("[tool.uv]", 'override-dependencies = ["alpha<2"]'), fresh=False),
+    case("reg/add-constraint", "registry", after("[tool.uv]", 'constraint-dependencies = ["alpha<2"]'), fresh=False),
+    case("reg/add-build-constraint", "registry", after("[tool.uv]", 'build-constraint-dependencies = ["setuptools>=68"]'), fresh=False),
+    case(
+        "reg/add-environments",
+        "registry",
+        after("[tool.uv]", "environments = [\"sys_platform == 'linux'\"]"),
+        fresh=False,
+    ),
+    case(
+        "reg/add-required-environments",
+        "registry",
+        after("[tool.uv]", "required-environments = [\"sys_platform == 'linux'\"]"),
+        fresh=False,
+    ),
+    case("reg/add-default-groups", "registry", after("[tool.uv]", 'default-groups = ["lint"]'), fresh=False),
+    case(
+        "reg/add-conflicts",
+        "registry",
+        after("[tool.uv]", 'conflicts = [[{ extra = "cli" }, { extra = "extra-two" }]]'),
+        fresh=False,
+    ),
+    case("reg/project-version-bump", "registry", sub('version = "0.1.0"', 'version = "0.2.0"'), fresh=False),
+    case(
+        "reg/add-build-system",
+        "registry",
+        append('[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'),
+        fresh=False,
+        why="root source changes from virtual to editable",
+    ),
+    case(
+        "reg/add-dependency-metadata",
+        "registry",
+        append('[[tool.uv.dependency-metadata]]\nname = "gamma"\nversion = "1.0"\nrequires-dist = ["alpha"]\n'),
+        fresh=False,
+    ),
+    case(
+        "reg/add-index-source",
+        "registry",
+        with_material(lambda m: append(m.second_index_toml())),
+        append('[tool.uv.sources]\nalpha = { index = "second" }\n'),
+        fresh=False,
+    ),
+    case(
+        "reg/add-git-source",
+        "registry",
+        sub('    "alpha>=1.0,<2",\n', '    "alpha>=1.0,<2",\n    "zeta",\n'),
+        with_material(lambda m: append(f'[tool.uv.sources]\nzeta = {{ git = "{m.git.url}", tag = "v1.1.0" }}\n')),
+        fresh=False,
+    ),
+    case(
+        "reg/add-unresolvable-dependency",
+        "registry",
+        sub('    "alpha>=1.0,<2",\n', '    "alpha>=1.0,<2",\n    "nosuchpkg",\n'),
+        fresh=False,
+        why="uv re-resolves and fails (exit 1, 'No solution found')",
+    ),
+    # ---------------------------------------------------------------- git sources
+    case("git/unchanged", "git", fresh=True),
+    case(
+        "git/source-table-spacing",
+        "git",
+        with_material(lambda m: sub(f'zeta = {{ git = "{m.git.url}", tag = "v1.0.0" }}', f'zeta = {{git="{m.git.url}",tag="v1.0.0"}}')),
+        fresh=True,
+    ),
+    case(
+        "git/specifier-on-git-dependency",
+        "git",
+        sub('    "zeta",\n', '    "zeta>=1.0",\n'),
+        fresh=True,
+        why="the version specifier is dropped when a git source applies",
+    ),
+    case("git/change-tag", "git", sub('tag = "v1.0.0"', 'tag = "v1.1.0"'), fresh=False),
+    case(
+        "git/tag-to-rev-same-commit",
+        "git",
+        with_material(lambda m: sub('tag = "v1.0.0"', f'rev = "{m.git.commits["c1"]}"')),
+        fresh=False,
+        why="same commit, but the recorded source URL changes (?tag= -> ?rev=)",
+    ),
+    case("git/tag-to-branch", "git", sub('tag = "v1.0.0"', 'branch = "feature"'), fresh=False),
+    case("git/add-branch-to-subdirectory-source", "git", sub('subdirectory = "sub/eta" }', 'subdirectory = "sub/eta", branch = "main" }'), fresh=False),
+    case(
+        "git/remove-source",
+        "git",
+        with_material(lambda m: sub(f'zeta = {{ git = "{m.git.url}", tag = "v1.0.0" }}\n', "")),
+        fresh=False,
+        why="zeta would come from the index, where it does not exist",
+    ),
+    case(
+        "git/source-limited-to-extra",
+        "git",
+        sub('x = ["epsilon"]', 'x = ["epsilon", "zeta"]'),
+        sub('tag = "v1.0.0" }', 'tag = "v1.0.0", extra = "x" }'),
+        fresh=False,
+    ),
+    case(
+        "git/to-list-source-with-markers",
+        "git",
+        with_material(
+            lambda m: sub(
+                f'zeta = {{ git = "{m.git.url}", tag = "v1.0.0" }}',
+                f'zeta = [\n  {{ git = "{m.git.url}", tag = "v1.0.0", marker = "sys_platform == \'linux\'" }},\n'
+                f'  {{ git = "{m.git.url}", tag = "v1.1.0", marker = "sys_platform != \'linux\'" }},\n]',
+            )
+        ),
+        fresh=False,
+    ),
+    case("git-direct/unchanged", "git-direct", fresh=True),
+    case(
+        "git-direct/to-source-rev",
+        "git-direct",
+        with_material(lambda m: sub(f'"zeta @ git+{m.git.url}@v1.0.0"', '"zeta"')),
+        with_material(lambda m: append(f'[tool.uv.sources]\nzeta = {{ git = "{m.git.url}", rev = "v1.0.0" }}\n')),
+        fresh=True,
+        why="both are recorded as git = '<url>?rev=v1.0.0'",
+    ),
+    case(
+        "git-direct/to-source-tag",
+        "git-direct",
+        with_material(lambda m: sub(f'"zeta @ git+{m.git.url}@v1.0.0"', '"zeta"')),
+        with_material(lambda m: append(f'[tool.uv.sources]\nzeta = {{ git = "{m.git.url}", tag = "v1.0.0" }}\n')),
+        fresh=False,
+        why="a tag source is recorded as ?tag=, the direct reference as ?rev=",
+    ),
+    case("git-direct/change-ref", "git-direct", sub("@v1.0.0", "@v1.1.0"), fresh=False),
+    case("git-list/unchanged", "git-list", fresh=True),
+    case(
+        "git-list/reorder-list",
+        "git-list",
+        with_material(
+            lambda m: sub(
+                f'    {{ git = "{m.git.url}", tag = "v1.0.0", marker = "sys_platform == \'linux\'" }},\n'
+                f'    {{ git = "{m.git.url}", branch = "feature", marker = "sys_platform != \'linux\'" }},\n',
+                f'    {{ git = "{m.git.url}", branch = "feature", marker = "sys_platform != \'linux\'" }},\n'
+                f'    {{ git = "{m.git.url}", tag = "v1.0.0", marker = "sys_platform == \'linux\'" }},\n',
+            )
+        ),
+        fresh=True,
+    ),
+    case("git-list/change-one-marker", "git-list", sub("\"sys_platform != 'linux'\"", "\"sys_platform == 'darwin'\""), fresh=False),
+    # ---------------------------------------------------------------- [tool.uv] inputs
+    case("tool/unchanged", "tool-uv", fresh=True),
+    case("tool/override-reformatted", "tool-uv", sub('override-dependencies = ["alpha<2"]', 'override-dependencies = [ "alpha < 2.0" ]'), fresh=True),
+    case("tool/override-changed", "tool-uv", sub('"alpha<2"', '"alpha<1.1"'), fresh=False),
+    case("tool/override-removed", "tool-uv", sub('override-dependencies = ["alpha<2"]\n', ""), fresh=False),
+    case(
+        "tool/override-marker-equivalent",
+        "tool-uv",
+        sub('"alpha<2"', "\"alpha<2; python_version >= '3.10'\""),
+        fresh=True,
+        why="override markers ARE simplified against requires-python (>=3.10): recorded as plain alpha<2",
+    ),
+    case("tool/constraints-reordered", "tool-uv", sub('["gamma<1.5", "foo-bar>=1"]', '["Foo_Bar >= 1", "gamma<1.5"]'), fresh=True),
+    case("tool/constraint-changed", "tool-uv", sub('"gamma<1.5"', '"gamma<1.4"'), fresh=False),
+    case("tool/dependency-metadata-version", "tool-uv", sub('version = "1.1"', 'version = "1.0"'), fresh=False),
+    case("tool/dependency-metadata-requires-dist", "tool-uv", sub('requires-dist = ["foo-bar>=1"]', 'requires-dist = ["foo-bar>=2"]'), fresh=False),
+    case(
+        "tool/dependency-metadata-empty-requires-dist-omitted",
+        "tool-uv",
+        sub('version = "1.0"\nrequires-dist = []\n', 'version = "1.0"\n'),
+        fresh=True,
+        why="requires-dist = [] is not written to the lock, same as absent",
+    ),
+    case(
+        "tool/dependency-metadata-requires-python",
+        "tool-uv",
+        sub('requires-dist = ["foo-bar>=1"]', 'requires-dist = ["foo-bar>=1"]\nrequires-python = ">=3.8"'),
+        fresh=False,
+    ),
+    case(
+        "tool/conflicts-reordered",
+        "tool-uv",
+        sub('conflicts = [[{ extra = "old" }, { extra = "new" }]]', 'conflicts = [[{ extra = "new" }, { extra = "old" }]]'),
+        fresh=True,
+    ),
+    case(
+        "tool/conflicts-removed",
+        "tool-uv",
+        sub('conflicts = [[{ extra = "old" }, { extra = "new" }]]\n', ""),
+        fresh=False,
+        why="uv cannot even resolve without it (beta<2 vs beta>=2)",
+    ),
+    case(
+        "tool/environments-added",
+        "tool-uv",
+        sub("[tool.uv]\n", "[tool.uv]\nenvironments = [\"sys_platform == 'linux'\", \"sys_platform == 'darwin'\"]\n"),
+        fresh=False,
+    ),
+    # ---------------------------------------------------------------- path sources
+    case("paths/unchanged", "paths", fresh=True),
+    case("paths/dot-slash-prefix", "paths", sub('path = "libs/theta"', 'path = "./libs/theta"'), fresh=True),
+    case("paths/make-editable", "paths", sub('theta = { path = "libs/theta" }', 'theta = { path = "libs/theta", editable = true }'), fresh=False),
+    case("paths/make-non-editable", "paths", sub('path = "libs/iota", editable = true', 'path = "libs/iota", editable = false'), fresh=False),
+    case("paths/other-wheel", "paths", sub("epsilon-1.0-py3-none-any.whl", "epsilon-1.1-py3-none-any.whl"), fresh=False),
+    case("paths/drop-path-source", "paths", sub('iota = { path = "libs/iota", editable = true }\n', ""), fresh=False),
+    # ---------------------------------------------------------------- workspace
+    case("workspace/unchanged", "workspace", fresh=True),
+    case("workspace/members-explicit", "workspace", sub('members = ["packages/*"]', 'members = ["packages/kappa", "packages/lambda"]'), fresh=True),
+    case("workspace/exclude-member", "workspace", sub('members = ["packages/*"]', 'members = ["packages/*"]\nexclude = ["packages/lambda"]'), fresh=False),
+    case("workspace/add-member-dependency", "workspace", sub('dependencies = ["kappa"]', 'dependencies = ["kappa", "lambda-pkg"]'), sub("kappa = { workspace = true }", "kappa = { workspace = true }\nlambda-pkg = { workspace = true }"), fresh=False),
+    # ---------------------------------------------------------------- url sources
+    case("url/unchanged", "url", fresh=True),
+    case("url/other-wheel", "url", sub("epsilon-1.1-py3-none-any.whl", "epsilon-1.0-py3-none-any.whl"), fresh=False, why="offline: not in cache -> 'Failed to download'"),
+]
+
+# --------------------------------------------------------------------------- oracle
+
+
+@dataclass
+class Outcome:
+    """uv's verdict on one mutated project."""
+
+    project: Path
+    check: UvResult
+
+    @property
+    def fresh(self) -> bool:
+        return self.check.returncode == 0
+
+
+class Oracle:
+    """Builds, locks, mutates and checks each case once per session."""
+
+    def __init__(self, material: LocalMaterial, root: Path) -> None:
+        self.material = material
+        self.root = root
+        self._outcomes: dict[str, Outcome] = {}
+
+    def project_for(self, name: str, base: Base) -> Path:
+        project = write_project(self.root / name, base.pyproject, base.files)
+        env = dict(self.material.env)
+        lock_project(project, env, offline=base.offline)
+        check = uv_check_result(project, env)
+        assert check.returncode == 0, f"freshly locked base is not fresh:\n{check.describe()}"
+        return project
+
+    def outcome(self, c: Case) -> Outcome:
+        if c.id not in self._outcomes:
+            base = BASES[c.base](self.material)
+            project = self.project_for(c.id.replace("/", "__"), base)
+            pyproject = project / "pyproject.toml"
+            text = pyproject.read_text()
+            for edit in c.edits:
+                text = edit(text, self.material)
+            pyproject.write_text(text)
+            self._outcomes[c.id] = Outcome(project, uv_check_result(project, self.material.env))
+        return self._outcomes[c.id]
+
+
+@pytest.fixture(scope="session")
+def material(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMaterial]:
+    m = build_local_material(tmp_path_factory.mktemp("uv-material"))
+    with serve_directory(m.wheels) as url:
+        _SERVER_URL[str(m.root)] = url
+        yield m
+    _SERVER_URL.pop(str(m.root), None)
+
+
+@pytest.fixture(scope="session")
+def oracle(material: LocalMaterial, tmp_path_factory: pytest.TempPathFactory) -> Oracle:
+    return Oracle(material, tmp_path_factory.mktemp("uv-projects"))
+
+
+def _params(with_xfail: bool) -> list:
+    params = []
+    for c in CASES:
+        marks = []
+        if with_xfail and c.depsync_xfail:
+            marks.append(pytest.mark.xfail(strict=True, reason=c.depsync_xfail))
+        params.append(pytest.param(c, id=c.id, marks=marks))
+    return params
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_case_ids_unique() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize("base_name", sorted(BASES))
+def test_base_project_locks_fresh(oracle: Oracle, base_name: str) -> None:
+    """Every base project locks offline and is immediately fresh (sanity of the material)."""
+    oracle.project_for(f"base__{base_name}", BASES[base_name](oracle.material))
+
+
+@pytest.mark.parametrize("c", _params(with_xfail=False))
+def test_uv_verdict_matches_expectation(oracle: Oracle, c: Case) -> None:
+    """uv's verdict is the one recorded in the case (documents uv's behaviour)."""
+    outcome = oracle.outcome(c)
+    assert outcome.check.returncode in (0, 1), outcome.check.describe()
+    assert outcome.fresh == c.expected_fresh, f"{c.why}\n{outcome.check.describe()}"
+
+
+@pytest.mark.parametrize("c", _params(with_xfail=True))
+def test_depsync_agrees_with_uv(oracle: Oracle, c: Case) -> None:
+    """depsync predicts exactly what ``uv lock --check --offline`` says."""
+    outcome = oracle.outcome(c)
+    findings = lock_freshness(outcome.project)
+    assert (findings == []) == outcome.fresh, (
+        f"uv says {'fresh' if outcome.fresh else 'stale'}; depsync findings: {findings!r}\n"
+        f"{c.why}\n{outcome.check.describe()}"
+    )
