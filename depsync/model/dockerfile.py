@@ -77,7 +77,7 @@ class Dockerfile:
             instructions = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
             raise DepsyncError(f"Dockerfile does not parse: {exc}", path) from None
-        return _build(instructions, path, build_args or {})
+        return _build(instructions, text.splitlines(), path, build_args or {})
 
 
 def _split_assignments(values: tuple[str, ...], instruction: str) -> list[tuple[str, str | None]]:
@@ -91,7 +91,18 @@ def _split_assignments(values: tuple[str, ...], instruction: str) -> list[tuple[
     return out
 
 
-def _run_script(instruction) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+def _escape_char(source_lines: list[str]) -> str:
+    """The `# escape=` parser directive (only valid before any instruction or comment)."""
+    for line in source_lines:
+        match = re.match(r"^#\s*escape\s*=\s*(\S)\s*$", line, re.IGNORECASE)
+        if match:
+            return match.group(1)
+        if not re.match(r"^#\s*\w+\s*=", line):
+            break
+    return "\\"
+
+
+def _run_script(instruction, source_lines: list[str]) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     """The shell text a RUN executes and the file line its first character stands on."""
     if instruction.heredocs:
         # the body of the first heredoc starts on the line after the `<<EOF` line
@@ -100,8 +111,10 @@ def _run_script(instruction) -> tuple[str, int]:  # type: ignore[no-untyped-def]
         return "\n".join(h.content for h in instruction.heredocs), instruction.start_line + offset
     if instruction.json:
         return " ".join(instruction.value), instruction.start_line
-    # original keeps continuations, so lines stay exact; drop the RUN keyword and flags
-    body = instruction.original
+    # the parser joins continuation lines; take the raw lines so line numbers stay exact
+    body = "\n".join(source_lines[instruction.start_line - 1 : instruction.end_line])
+    if _escape_char(source_lines) == "`":
+        body = re.sub(r"`[ \t]*\n", "\\\n", body)
     body = re.sub(r"^\s*RUN\s+", "", body, flags=re.IGNORECASE)
     while True:
         flag = re.match(r"--\S+\s+", body)
@@ -133,7 +146,7 @@ def _uv_subcommand(words: list[str]) -> tuple[str, int] | None:
     return None
 
 
-def _build(instructions, path: str, build_args: dict[str, str]) -> Dockerfile:  # type: ignore[no-untyped-def]
+def _build(instructions, source_lines: list[str], path: str, build_args: dict[str, str]) -> Dockerfile:  # type: ignore[no-untyped-def]
     global_args: dict[str, str | None] = {}
     stage_vars: dict[str, str | None] = {}
     stage = ""
@@ -171,7 +184,7 @@ def _build(instructions, path: str, build_args: dict[str, str]) -> Dockerfile:  
             continue
         if ins.cmd != "RUN":
             continue
-        script, first_line = _run_script(ins)
+        script, first_line = _run_script(ins, source_lines)
         parsed = split_commands(script, first_line)
         variables: dict[str, str | None] = dict(stage_vars)
         # plain assignments in the script: one value is used, two different values are unresolved

@@ -69,6 +69,21 @@ def _python_candidates(literals: set[str]) -> set[str]:
     return values
 
 
+# uv's marker algebra knows these pairs name the same platform (it rewrites
+# `platform_system == 'Windows'` to `sys_platform == 'win32'`), so environments where
+# they disagree are never generated.
+_PLATFORMS = (("win32", "Windows"), ("darwin", "Darwin"), ("linux", "Linux"))
+
+
+def _platform_pairs(sys_values: set[str], system_values: set[str]) -> set[str]:
+    known_sys = {a for a, _ in _PLATFORMS}
+    known_system = {b for _, b in _PLATFORMS}
+    pairs = {f"{a}\0{b}" for a, b in _PLATFORMS}
+    pairs |= {f"{v}\0zz-other" for v in sys_values - known_sys}
+    pairs |= {f"zz-other\0{v}" for v in system_values - known_system}
+    return pairs
+
+
 def _candidates(markers: tuple[str, ...]) -> dict[str, set[str]]:
     literals: dict[str, set[str]] = {}
     for text in markers:
@@ -80,6 +95,9 @@ def _candidates(markers: tuple[str, ...]) -> dict[str, set[str]]:
             bucket.add(literal)
             bucket.update(literal.split())
     candidates: dict[str, set[str]] = {}
+    platform = {k: literals.pop(k) for k in ("sys_platform", "platform_system") if k in literals}
+    if platform:
+        candidates["platform"] = _platform_pairs(platform.get("sys_platform", set()), platform.get("platform_system", set()))
     for key, values in literals.items():
         if key == "python":
             candidates[key] = _python_candidates(values)
@@ -110,6 +128,8 @@ def _equivalent(left: str, right: str) -> bool:
             if key == "python":
                 env["python_full_version"] = value
                 env["python_version"] = ".".join(value.split(".")[:2])
+            elif key == "platform":
+                env["sys_platform"], env["platform_system"] = value.split("\0")
             else:
                 env[key] = value
         if a.evaluate(env) != b.evaluate(env):
@@ -125,6 +145,18 @@ def markers_equivalent(left: Marker | None, right: Marker | None) -> bool:
     return _equivalent(str(left) if left else always, str(right) if right else always)
 
 
+def specifiers_equivalent(left: str, right: str) -> bool:
+    """Whether two Python version specifiers (requires-python) admit the same versions."""
+
+    def as_marker(spec: str) -> str:
+        from packaging.specifiers import SpecifierSet
+
+        parts = [f"python_full_version {s.operator} '{s.version}'" for s in SpecifierSet(spec)]
+        return " and ".join(parts) or "python_full_version >= '0'"
+
+    return _equivalent(as_marker(left), as_marker(right))
+
+
 def conjoin(*markers: Marker | None) -> Marker | None:
     """`a and b and ...`, skipping absent markers."""
     parts = [f"({m})" for m in markers if m is not None]
@@ -133,4 +165,4 @@ def conjoin(*markers: Marker | None) -> Marker | None:
     return Marker(" and ".join(parts))
 
 
-__all__ = ["InvalidMarker", "conjoin", "markers_equivalent", "parse_marker"]
+__all__ = ["InvalidMarker", "conjoin", "markers_equivalent", "parse_marker", "specifiers_equivalent"]

@@ -45,7 +45,8 @@ _PATH_KINDS = {"path", "editable", "directory", "virtual"}
 
 
 def normalize_url(url: str) -> str:
-    return url.rstrip("/")
+    """Index/registry URL for comparison: no trailing slash, `file://` paths as plain paths."""
+    return url.removeprefix("file://").rstrip("/")
 
 
 def git_source(url: str, ref_kind: str | None = None, ref: str | None = None, subdirectory: str = "") -> Source:

@@ -19,7 +19,7 @@ from depsync.errors import DepsyncError
 from depsync.findings import Finding
 from depsync.model.lock import Lock
 from depsync.model.lowering import expected_inputs
-from depsync.model.markers import markers_equivalent, parse_marker
+from depsync.model.markers import markers_equivalent, parse_marker, specifiers_equivalent
 from depsync.model.pyproject import Pyproject
 from depsync.model.requirements import Req, normalize_url, specifier_key
 from depsync.rules import RULES, CheckInputs
@@ -100,6 +100,13 @@ def _conflicts(groups: Iterable[Iterable[dict[str, Any]]], default_package: str 
     return frozenset(out)
 
 
+def _group_set(groups: Any) -> Any:
+    """default-groups as comparable value: "all", a set of normalized names, or None."""
+    if groups is None or isinstance(groups, str):
+        return groups
+    return frozenset(canonicalize_name(str(g)) for g in groups)
+
+
 def _markers_list(values: Any) -> list[Any]:
     if isinstance(values, str):
         values = [values]
@@ -149,7 +156,7 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
     lines = pyproject.lines
 
     wanted_python = pyproject.project.get("requires-python")
-    if wanted_python and lock.requires_python and _spec(wanted_python) != _spec(lock.requires_python):
+    if wanted_python and lock.requires_python and not specifiers_equivalent(wanted_python, lock.requires_python):
         stale.add(
             f"requires-python is {wanted_python!r} in pyproject but {lock.requires_python!r} in the lock",
             pyproject_line=lines.key("project", "requires-python"),
@@ -163,6 +170,12 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
     version = pyproject.project.get("version")
     if version and "version" not in pyproject.dynamic and root.version and canonicalize_version(version) != canonicalize_version(root.version):
         stale.add(f"project version is {version} but the lock records {root.version}", pyproject_line=lines.key("project", "version"))
+
+    if "default-groups" in root.raw:  # recorded by newer uv only: compare when present
+        wanted_groups = pyproject.uv.get("default-groups")
+        recorded_groups = root.raw["default-groups"]
+        if _group_set(wanted_groups) != _group_set(recorded_groups):
+            stale.add(f"default-groups are {wanted_groups!r} but the lock records {recorded_groups!r}", pyproject_line=lines.key("tool.uv", "default-groups"))
 
     metadata = root.raw.get("metadata", {})
     expected = expected_inputs(pyproject)
