@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--build-arg", action="append", type=_build_arg, default=[], metavar="NAME=VALUE", help="ARG value for the Dockerfiles given with --dockerfile")
     check.add_argument("--owner-ref", help="ref that owns the protected paths (default from config: origin/dev)")
     check.add_argument("--lock", help="path of uv.lock (default from config)")
-    check.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
 
@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     except DepsyncError as exc:
         if args.debug:
             raise
-        print(f"depsync: error: {redact(str(exc))}", file=sys.stderr)
+        message = " ".join(str(exc).split())  # always one line
+        print(f"depsync: error: {redact(message)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("depsync: interrupted", file=sys.stderr)

@@ -121,7 +121,7 @@ def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -
     if not config.protected_paths:
         return (), ""
     if not git.is_repository(root):
-        return (), f"{root} is not a git repository: protected paths not compared with {config.owner_ref}"
+        return (), ""  # nothing to compare with: not a finding
     try:
         git.resolve(root, config.owner_ref)
     except DepsyncError:

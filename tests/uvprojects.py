@@ -54,6 +54,7 @@ __all__ = [
     "serve_directory",
     "static_pyproject",
     "uv_check",
+    "uv_check_reason",
     "uv_check_result",
     "uv_env",
     "wheel_bytes",
@@ -434,6 +435,28 @@ def lock_project(project_dir: Path, env: Mapping[str, str], *, offline: bool = T
 def uv_check_result(project_dir: Path, env: Mapping[str, str]) -> UvResult:
     """Run ``uv lock --check --offline`` in ``project_dir`` and return the full outcome."""
     return run_uv(["lock", "--check", "--offline"], project_dir, env)
+
+
+_REASON_MARKERS = (
+    "Existing `uv.lock` satisfies",
+    "Resolving despite existing lockfile due to",
+    "Ignoring existing lockfile due to",
+)
+
+
+def uv_check_reason(project_dir: Path, env: Mapping[str, str]) -> str | None:
+    """uv's own explanation of its verdict, taken from ``uv lock --check --offline -v``.
+
+    E.g. ``"Resolving despite existing lockfile due to mismatched requirements for:
+    `demo==0.1.0`"`` or ``"Existing `uv.lock` satisfies workspace requirements"``.  This is
+    uv debug output (not a stable interface): use it for diagnostics only.
+    """
+    result = run_uv(["lock", "--check", "--offline", "-v"], project_dir, env)
+    for line in result.stderr.splitlines():
+        text = line.removeprefix("DEBUG ").strip()
+        if text.startswith(_REASON_MARKERS):
+            return text
+    return None
 
 
 def uv_check(project_dir: Path, env: Mapping[str, str]) -> bool:

@@ -155,7 +155,8 @@ def parse_requirement(text: str, where: str) -> Requirement:
     try:
         return Requirement(text)
     except InvalidRequirement as exc:
-        raise DepsyncError(f"invalid requirement {text!r}: {exc}", where) from None
+        reason = str(exc).splitlines()[0]  # packaging adds the text and a caret on more lines
+        raise DepsyncError(f"invalid requirement {text!r}: {reason}", where) from None
 
 
 def req_from_lock_table(table: Any, where: str) -> Req:
