@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depsync.config import Config
 from depsync.findings import Finding
-from depsync.model.lock import Lock
-from depsync.model.pyproject import Pyproject
-from depsync.rules import CheckInputs, freshness
+from depsync.rules import freshness
+from depsync.workspace import load_inputs
 
 
 def lock_freshness(project_dir: Path) -> list[Finding]:
@@ -16,7 +14,4 @@ def lock_freshness(project_dir: Path) -> list[Finding]:
 
     Empty list: depsync predicts `uv lock --check` accepts the lock.
     """
-    project_dir = Path(project_dir)
-    pyproject = Pyproject.from_text((project_dir / "pyproject.toml").read_text(), "pyproject.toml")
-    lock = Lock.from_text((project_dir / "uv.lock").read_text(), "uv.lock")
-    return list(freshness.check(CheckInputs(Config(), pyproject, lock)))
+    return list(freshness.check(load_inputs(Path(project_dir))))

@@ -111,10 +111,51 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         if text is not None:
             dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
 
+    local_projects = _local_projects(reader, lock) if lock else {}
+    members = _workspace_members(root, pyproject) if ref is None else None
+
     protected, note = _protected(root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in pyproject.depsync_config)
     if note:
         early.append(RULES["protected-unchecked"].finding(config.protected_paths[0], 0, note, "run inside a clone that has the owner ref (git fetch origin)"))
-    return CheckInputs(config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early))
+    return CheckInputs(
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early), local_projects, members
+    )
+
+
+def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
+    """pyproject.toml of each local package in the lock (path, editable, workspace member)."""
+    out = {}
+    for package in lock.packages:
+        path = package.source.value
+        if package.source.kind not in ("editable", "directory", "virtual") or path == ".":
+            continue
+        try:
+            text = reader.read_text(f"{path}/pyproject.toml", required=False)
+        except (DepsyncError, ValueError):
+            continue  # outside the repository (with --ref) or unreadable: not compared
+        if text is not None and not conflict_marker_lines(text):
+            out[path] = Pyproject.from_text(text, f"{path}/pyproject.toml")
+    return out
+
+
+def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | None:
+    """Names of the workspace members on disk, root included; None without [tool.uv.workspace]."""
+    import fnmatch
+
+    workspace = pyproject.uv.get("workspace")
+    if not isinstance(workspace, dict):
+        return None
+    excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
+    names = {pyproject.name} if pyproject.name else set()
+    for pattern in workspace.get("members", []):
+        for directory in sorted(root.glob(str(pattern))):
+            relative = directory.relative_to(root).as_posix()
+            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not (directory / "pyproject.toml").is_file():
+                continue
+            member = Pyproject.from_text((directory / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
+            if member.name:
+                names.add(member.name)
+    return frozenset(names)
 
 
 def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -> tuple[tuple[ProtectedFile, ...], str]:

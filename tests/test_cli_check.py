@@ -52,7 +52,7 @@ def test_human_output_groups_by_file(tmp_path: Path) -> None:
     write_files(tmp_path, {"pyproject.toml": PYPROJECT.replace("alpha>=1", "alpha>=2"), "uv.lock": LOCK})
     result = depsync("check", str(tmp_path))
     assert result.returncode == 1
-    assert "pyproject.toml:5 error lock-stale" in result.stdout
+    assert "pyproject.toml:9 error lock-stale" in result.stdout
     assert "fix: run `depsync lock`" in result.stdout
     write_files(tmp_path, {"pyproject.toml": PYPROJECT})
     clean = depsync("check", str(tmp_path))

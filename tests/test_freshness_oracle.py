@@ -1,7 +1,8 @@
 """Differential test: depsync's static lock-freshness verdict against real ``uv``.
 
 Each :class:`Case` builds a small base project, locks it with the real ``uv lock
---offline``, then edits ``pyproject.toml`` only (never ``uv.lock``) and asks
+--offline``, then edits the root ``pyproject.toml`` (a few cases: the pyproject.toml of a
+path dependency or workspace member), never ``uv.lock``, and asks
 ``uv lock --check --offline`` whether the lock is still fresh.
 
 * ``test_uv_verdict_matches_expectation`` pins uv's verdict to the ``expected_fresh``
@@ -11,14 +12,21 @@ Each :class:`Case` builds a small base project, locks it with the real ``uv lock
 
 The uv work for a case is done once per session and shared by both tests
 (:class:`Oracle`).  Everything is local: a flat wheel directory as the projects' default
-index, a local git repository, path packages written next to the project and, for the two
-``url`` source cases, a 127.0.0.1 HTTP server.  See ``tests/UV_LOCK_FORMATS.md``.
+index, a local git repository, path packages written next to the project, an in-tree
+build backend for dynamic metadata and, for the ``url`` source cases, a 127.0.0.1 HTTP
+server.  See ``tests/UV_LOCK_FORMATS.md`` for what uv writes and why cases behave so.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import hashlib
+import io
+import os
 import sys
 import textwrap
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +37,13 @@ from depsync.api import lock_freshness
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
 from uvprojects import (  # noqa: E402
+    FAKE_BACKEND_TOML,
+    FAKE_DISTS,
+    FakeDist,
     LocalMaterial,
     UvResult,
     build_local_material,
+    fake_backend_files,
     lock_project,
     serve_directory,
     static_pyproject,
@@ -175,6 +187,8 @@ def base_tool_uv(m: LocalMaterial) -> Base:
             override-dependencies = ["alpha<2"]
             constraint-dependencies = ["gamma<1.5", "foo-bar>=1"]
             conflicts = [[{ extra = "old" }, { extra = "new" }]]
+            ENVIRONMENTS
+            EXCLUDE_NEWER
 
             [[tool.uv.dependency-metadata]]
             name = "epsilon"
@@ -187,8 +201,14 @@ def base_tool_uv(m: LocalMaterial) -> Base:
             requires-dist = []
             """
         )
+        .replace("ENVIRONMENTS", ENVIRONMENTS)
+        .replace("EXCLUDE_NEWER", EXCLUDE_NEWER)
         + m.index_toml()
     )
+
+
+ENVIRONMENTS = "environments = [\"sys_platform == 'linux'\", \"sys_platform == 'darwin'\"]"
+EXCLUDE_NEWER = 'exclude-newer = "2030-01-01T00:00:00Z"'
 
 
 def base_paths(m: LocalMaterial) -> Base:
@@ -255,7 +275,7 @@ def base_url(m: LocalMaterial) -> Base:
             dependencies = ["epsilon", "alpha"]
 
             [tool.uv.sources]
-            epsilon = {{ url = "{m_url(m)}/epsilon-1.1-py3-none-any.whl" }}
+            epsilon = {{ url = "{m.wheel_server}/epsilon-1.1-py3-none-any.whl" }}
             """
         )
         + m.index_toml(),
@@ -263,12 +283,26 @@ def base_url(m: LocalMaterial) -> Base:
     )
 
 
-_SERVER_URL: dict[str, str] = {}
+def base_dynamic(m: LocalMaterial) -> Base:
+    """Dynamic dependencies and version, computed by the in-tree backend at lock time."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "dyndemo"
+            dynamic = ["version", "dependencies"]
+            requires-python = ">=3.11"
 
+            [tool.fakebackend]
+            version = "0.1.0"
+            dependencies = ["alpha<2", "gamma"]
 
-def m_url(m: LocalMaterial) -> str:
-    """Base URL of the wheel server for ``m`` (set by the ``material`` fixture)."""
-    return _SERVER_URL[str(m.root)]
+            """
+        )
+        + FAKE_BACKEND_TOML
+        + m.index_toml(),
+        files=fake_backend_files(),
+    )
 
 
 BASES: dict[str, Callable[[LocalMaterial], Base]] = {
@@ -280,6 +314,7 @@ BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "paths": base_paths,
     "workspace": base_workspace,
     "url": base_url,
+    "dynamic": base_dynamic,
 }
 
 # --------------------------------------------------------------------------- mutations
@@ -323,7 +358,7 @@ def with_material(make: Callable[[LocalMaterial], Edit]) -> Edit:
 
 @dataclass(frozen=True)
 class Case:
-    """One mutation: base project, edits to its pyproject.toml, uv's verdict after them."""
+    """One mutation: base project, edits to one of its files, uv's verdict after them."""
 
     id: str
     base: str
@@ -694,12 +729,46 @@ CASES: list[Case] = [
         why="uv cannot even resolve without it (beta<2 vs beta>=2)",
     ),
     case(
-        "tool/environments-added",
+        "tool/environments-reordered",
         "tool-uv",
-        sub("[tool.uv]\n", "[tool.uv]\nenvironments = [\"sys_platform == 'linux'\", \"sys_platform == 'darwin'\"]\n"),
+        sub(ENVIRONMENTS, "environments = [\"sys_platform == 'darwin'\", \"sys_platform == 'linux'\"]"),
+        fresh=False,
+        why="supported-markers are compared as an ordered list",
+    ),
+    case("tool/environments-removed", "tool-uv", sub(ENVIRONMENTS + "\n", ""), fresh=False),
+    case(
+        "tool/environments-one-added",
+        "tool-uv",
+        sub(ENVIRONMENTS, "environments = [\"sys_platform == 'linux'\", \"sys_platform == 'darwin'\", \"sys_platform == 'win32'\"]"),
         fresh=False,
     ),
-    case("tool/environments-added-other-order", "tool-uv", sub("[tool.uv]\n", "[tool.uv]\nenvironments = [\"sys_platform == 'darwin'\", \"sys_platform == 'linux'\"]\n"), fresh=False),
+    case(
+        "tool/environments-marker-reformatted",
+        "tool-uv",
+        sub(ENVIRONMENTS, "environments = ['sys_platform == \"linux\"', \"sys_platform=='darwin'\"]"),
+        fresh=True,
+    ),
+    case(
+        "tool/exclude-newer-later",
+        "tool-uv",
+        sub(EXCLUDE_NEWER, 'exclude-newer = "2031-06-01T00:00:00Z"'),
+        fresh=True,
+        why="uv only re-resolves when the exclude-newer cutoff moves earlier (or is added/removed)",
+    ),
+    case(
+        "tool/exclude-newer-same-day-as-date",
+        "tool-uv",
+        sub(EXCLUDE_NEWER, 'exclude-newer = "2030-01-01"'),
+        fresh=True,
+        why="a date means the end of that day (2030-01-02T00:00:00Z): later than the recorded cutoff",
+    ),
+    case(
+        "tool/exclude-newer-earlier",
+        "tool-uv",
+        sub(EXCLUDE_NEWER, 'exclude-newer = "2029-12-31T23:59:59Z"'),
+        fresh=False,
+    ),
+    case("tool/exclude-newer-removed", "tool-uv", sub(EXCLUDE_NEWER + "\n", ""), fresh=False),
     case("tool/override-added-before-existing", "tool-uv", sub('override-dependencies = ["alpha<2"]', 'override-dependencies = ["epsilon>=1", "alpha<2"]'), fresh=False),
     # -------- path sources
     case("paths/unchanged", "paths", fresh=True),
@@ -750,6 +819,40 @@ CASES: list[Case] = [
         fresh=True,
         target="packages/lambda/pyproject.toml",
     ),
+    # -------- dynamic metadata (in-tree build backend; uv builds the root's metadata to check)
+    case("dynamic/unchanged", "dynamic", fresh=True),
+    case(
+        "dynamic/version-bumped",
+        "dynamic",
+        sub('version = "0.1.0"', 'version = "0.2.0"'),
+        fresh=True,
+        why="a dynamic version is not recorded (the root package has no version key)",
+    ),
+    case(
+        "dynamic/backend-config-reformatted",
+        "dynamic",
+        sub('dependencies = ["alpha<2", "gamma"]', 'dependencies = [ "gamma", "alpha < 2" ]'),
+        fresh=True,
+        why="uv rebuilds the metadata and compares the resulting requirements",
+    ),
+    case(
+        "dynamic/backend-dependencies-changed",
+        "dynamic",
+        sub('"alpha<2"', '"alpha<1.1"'),
+        fresh=False,
+        why="uv rebuilds the metadata: requires-dist changed",
+        depsync_xfail=(
+            "dynamic dependencies are only known by running the build backend; a static check "
+            "cannot see that [tool.fakebackend] feeds them (confirmed: uv reports "
+            "'mismatched requirements' after building the metadata)"
+        ),
+    ),
+    case(
+        "dynamic/requires-python-changed",
+        "dynamic",
+        sub('requires-python = ">=3.11"', 'requires-python = ">=3.10"'),
+        fresh=False,
+    ),
     # -------- url sources (127.0.0.1 server)
     case("url/unchanged", "url", fresh=True),
     case("url/other-wheel", "url", sub("epsilon-1.1-py3-none-any.whl", "epsilon-1.0-py3-none-any.whl"), fresh=False, why="offline: not in cache -> 'Failed to download'"),
@@ -795,6 +898,10 @@ class Oracle:
             for edit in c.edits:
                 text = edit(text, self.material)
             target.write_text(text)
+            # uv keys cached build metadata (dynamic projects) on mtimes: make the edit visible
+            # even on file systems with coarse timestamps.
+            stat = target.stat()
+            os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
             self._outcomes[c.id] = Outcome(project, uv_check_result(project, self.material.env))
         return self._outcomes[c.id]
 
@@ -809,9 +916,7 @@ class Oracle:
 def material(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMaterial]:
     m = build_local_material(tmp_path_factory.mktemp("uv-material"))
     with serve_directory(m.wheels) as url:
-        _SERVER_URL[str(m.root)] = url
-        yield m
-    _SERVER_URL.pop(str(m.root), None)
+        yield dataclasses.replace(m, wheel_server=url)
 
 
 @pytest.fixture(scope="session")
@@ -840,11 +945,6 @@ def test_case_ids_unique() -> None:
 
 def test_fake_wheels_are_valid(material: LocalMaterial) -> None:
     """The wheel builder writes archives whose RECORD matches their content."""
-    import base64
-    import hashlib
-    import io
-    import zipfile
-
     for wheel in sorted(material.wheels.glob("*.whl")):
         data = wheel.read_bytes()
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -863,9 +963,7 @@ def test_fake_wheels_are_valid(material: LocalMaterial) -> None:
         assert data == wheel_bytes(_dist_of(wheel)), "wheels must be reproducible"
 
 
-def _dist_of(wheel: Path):
-    from uvprojects import FAKE_DISTS
-
+def _dist_of(wheel: Path) -> FakeDist:
     return next(d for d in FAKE_DISTS if d.wheel_filename == wheel.name)
 
 

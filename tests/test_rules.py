@@ -86,6 +86,10 @@ def test_megatron_main_metadata_names_old_flash_mla_sha() -> None:
 # -- synthetic ---------------------------------------------------------------------
 
 PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
 [project]
 name = "demo"
 version = "0.1.0"
@@ -155,7 +159,7 @@ def test_synthetic_consistent_triple_is_clean() -> None:
 def test_stale_specifier_names_pyproject_line() -> None:
     findings = run_rules(inputs(PYPROJECT.replace("alpha>=1", "alpha>=2"), LOCK))
     (finding,) = findings
-    assert (finding.rule, finding.file, finding.line) == ("lock-stale", "pyproject.toml", 5)
+    assert (finding.rule, finding.file, finding.line) == ("lock-stale", "pyproject.toml", 9)
     assert "alpha>=2" in finding.message and "alpha>=1" in finding.message
     assert "depsync lock" in finding.fix
 

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "FAKE_BACKEND_SOURCE",
+    "FAKE_BACKEND_TOML",
     "FAKE_DISTS",
     "SECOND_INDEX_DISTS",
     "FakeDist",
@@ -48,6 +50,7 @@ __all__ = [
     "build_git_repo",
     "build_local_material",
     "build_wheel",
+    "fake_backend_files",
     "lock_project",
     "normalize_name",
     "run_uv",
@@ -279,6 +282,94 @@ def build_git_repo(directory: Path) -> GitRepo:
     return GitRepo(path=directory, commits=commits)
 
 
+# --------------------------------------------------------------------------- in-tree backend
+
+# A PEP 517 build backend with no requirements, for projects with *dynamic* metadata.
+# It reads pyproject.toml and takes ``dependencies`` / ``version`` from
+# ``[tool.fakebackend]`` when they are listed in ``project.dynamic``.  Use it with
+#   [build-system] requires = []  build-backend = "fakebackend"  backend-path = ["_backend"]
+# uv runs it offline in an empty build environment (it needs nothing from an index), so
+# projects whose metadata only a build can reveal are lockable offline too.
+FAKE_BACKEND_SOURCE = r'''"""Minimal in-tree PEP 517 backend used by depsync's tests (no build requirements)."""
+
+import base64
+import hashlib
+import os
+import tomllib
+import zipfile
+
+
+def _metadata():
+    with open("pyproject.toml", "rb") as handle:
+        data = tomllib.load(handle)
+    project = data["project"]
+    config = data.get("tool", {}).get("fakebackend", {})
+    dynamic = project.get("dynamic", [])
+    version = config["version"] if "version" in dynamic else project["version"]
+    deps = config.get("dependencies", []) if "dependencies" in dynamic else project.get("dependencies", [])
+    lines = ["Metadata-Version: 2.1", "Name: " + project["name"], "Version: " + version]
+    if "requires-python" in project:
+        lines.append("Requires-Python: " + project["requires-python"])
+    lines += ["Requires-Dist: " + dep for dep in deps]
+    stem = project["name"].replace("-", "_")
+    return stem + "-" + version, "\n".join(lines) + "\n"
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+get_requires_for_build_editable = get_requires_for_build_sdist = get_requires_for_build_wheel
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    stem, metadata = _metadata()
+    dist_info = stem + ".dist-info"
+    os.makedirs(os.path.join(metadata_directory, dist_info), exist_ok=True)
+    with open(os.path.join(metadata_directory, dist_info, "METADATA"), "w") as handle:
+        handle.write(metadata)
+    return dist_info
+
+
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    stem, metadata = _metadata()
+    dist_info = stem + ".dist-info"
+    files = {
+        dist_info + "/METADATA": metadata.encode(),
+        dist_info + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: fakebackend\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(path + ",sha256=" + digest + "," + str(len(data)))
+    record.append(dist_info + "/RECORD,,")
+    files[dist_info + "/RECORD"] = ("\n".join(record) + "\n").encode()
+    filename = stem + "-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return filename
+
+
+build_editable = build_wheel
+'''
+
+FAKE_BACKEND_TOML = """\
+[build-system]
+requires = []
+build-backend = "fakebackend"
+backend-path = ["_backend"]
+"""
+
+
+def fake_backend_files() -> dict[str, str]:
+    """Extra files for :func:`write_project` that install the in-tree backend."""
+    return {"_backend/fakebackend.py": FAKE_BACKEND_SOURCE}
+
+
 # --------------------------------------------------------------------------- uv
 
 
@@ -358,6 +449,8 @@ class LocalMaterial:
       ``index = "..."`` sources.
     * ``git``: the repository of :func:`build_git_repo`.
     * ``env``: the environment for uv (shared cache).
+    * ``wheel_server``: base URL serving :attr:`wheels` over HTTP while a
+      :func:`serve_directory` block runs (``None`` otherwise), for ``url`` sources.
     """
 
     root: Path
@@ -365,6 +458,7 @@ class LocalMaterial:
     second_index: Path
     git: GitRepo
     env: Mapping[str, str]
+    wheel_server: str | None = None
 
     def index_toml(self, *, name: str = "local") -> str:
         """TOML declaring :attr:`wheels` as the project's default (flat) index."""

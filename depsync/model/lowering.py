@@ -64,7 +64,7 @@ def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str) ->
     raise DepsyncError(f"source table {table!r} has no git, path, url, index or workspace key", where)
 
 
-def lower(text: str, origin: str, project: Pyproject) -> list[Req]:
+def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[dict[str, Any]]] | None = None) -> list[Req]:
     """One requirement string as the Req(s) uv records.
 
     origin is "dependencies", "extra:NAME", "group:NAME" or a [tool.uv] list name;
@@ -83,7 +83,8 @@ def lower(text: str, origin: str, project: Pyproject) -> list[Req]:
         return [Req(name, extras, frozenset(), marker, source_from_direct_url(requirement.url), text, origin)]
     indexes = _index_urls(project)
     applicable: list[dict[str, Any]] = []
-    for table in project.sources().get(name, []):
+    sources = {**(inherited or {}), **project.sources()}  # a member's own sources win over the root's
+    for table in sources.get(name, []):
         if "extra" in table and origin != f"extra:{canonicalize_name(str(table['extra']))}":
             continue
         if "group" in table and origin != f"group:{canonicalize_name(str(table['group']))}":
@@ -101,15 +102,16 @@ def lower(text: str, origin: str, project: Pyproject) -> list[Req]:
     return out
 
 
-def expected_inputs(project: Pyproject) -> ExpectedInputs:
+def expected_inputs(project: Pyproject, inherited: dict[str, list[dict[str, Any]]] | None = None) -> ExpectedInputs:
+    """Inputs uv records for project; inherited: the workspace root's sources, for a member."""
     requires_dist: list[Req] = []
     for text in project.dependencies:
-        requires_dist += lower(text, "dependencies", project)
+        requires_dist += lower(text, "dependencies", project, inherited)
     for extra, deps in project.optional_dependencies.items():
         for text in deps:
-            requires_dist += lower(text, f"extra:{extra}", project)
+            requires_dist += lower(text, f"extra:{extra}", project, inherited)
     requires_dev = {
-        group: tuple(r for text in deps for r in lower(text, f"group:{group}", project))
+        group: tuple(r for text in deps for r in lower(text, f"group:{group}", project, inherited))
         for group, deps in project.groups().items()
     }
 

@@ -107,9 +107,11 @@ def _candidates(markers: tuple[str, ...]) -> dict[str, set[str]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _equivalent(left: str, right: str) -> bool:
+def _equivalent(left: str, right: str, python: str = "") -> bool:
+    """Equivalence on environments whose Python satisfies the specifier `python` ("" = any)."""
     a, b = Marker(left), Marker(right)
-    candidates = _candidates((left, right))
+    scope = _python_scope(python)
+    candidates = _candidates((left, right, scope))
     keys = sorted(candidates)
     total = 1
     for key in keys:
@@ -132,29 +134,37 @@ def _equivalent(left: str, right: str) -> bool:
                 env["sys_platform"], env["platform_system"] = value.split("\0")
             else:
                 env[key] = value
+        if python and not Marker(scope).evaluate(env):
+            continue
         if a.evaluate(env) != b.evaluate(env):
             return False
     return True
 
 
-def markers_equivalent(left: Marker | None, right: Marker | None) -> bool:
-    """True when both markers select exactly the same environments (None = always)."""
+def _python_scope(spec: str) -> str:
+    """A requires-python specifier as a marker (`>=3.10` -> `python_full_version >= '3.10'`)."""
+    from packaging.specifiers import SpecifierSet
+
+    parts = [f"python_full_version {s.operator} '{s.version}'" for s in SpecifierSet(spec)] if spec else []
+    return " and ".join(parts) or "python_full_version >= '0'"
+
+
+def markers_equivalent(left: Marker | None, right: Marker | None, requires_python: str = "") -> bool:
+    """True when both markers select the same environments (None = always).
+
+    Like uv, only environments inside requires_python count: under `>=3.10`,
+    `python_version >= '3.10'` is the same as no marker.
+    """
     if left is None and right is None:
         return True
     always = "python_full_version >= '0'"
-    return _equivalent(str(left) if left else always, str(right) if right else always)
+    return _equivalent(str(left) if left else always, str(right) if right else always, requires_python)
 
 
 def specifiers_equivalent(left: str, right: str) -> bool:
     """Whether two Python version specifiers (requires-python) admit the same versions."""
 
-    def as_marker(spec: str) -> str:
-        from packaging.specifiers import SpecifierSet
-
-        parts = [f"python_full_version {s.operator} '{s.version}'" for s in SpecifierSet(spec)]
-        return " and ".join(parts) or "python_full_version >= '0'"
-
-    return _equivalent(as_marker(left), as_marker(right))
+    return _equivalent(_python_scope(left), _python_scope(right))
 
 
 def conjoin(*markers: Marker | None) -> Marker | None:

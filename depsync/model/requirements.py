@@ -97,7 +97,7 @@ def sources_match(expected: Source, recorded: Source) -> bool:
         editable = {expected.kind, recorded.kind} & {"editable"}
         if editable and expected.kind != recorded.kind:
             return False
-        return _norm_path(expected.value) == _norm_path(recorded.value) or expected.value.startswith("/")
+        return _norm_path(expected.value) == _norm_path(recorded.value)
     return expected == recorded
 
 
@@ -132,13 +132,13 @@ class Req:
     text: str = field(default="", compare=False)  # as written, for messages
     origin: str = field(default="", compare=False)  # "dependencies", "extra:x", "group:g", ...
 
-    def matches(self, other: Req) -> bool:
+    def matches(self, other: Req, requires_python: str = "") -> bool:
         return (
             self.name == other.name
             and self.extras == other.extras
             and self.specifier == other.specifier
             and sources_match(self.source, other.source)
-            and markers_equivalent(self.marker, other.marker)
+            and markers_equivalent(self.marker, other.marker, requires_python)
         )
 
     def describe(self) -> str:

@@ -74,6 +74,10 @@ class CheckInputs:
     protected: tuple[ProtectedFile, ...] = ()
     owner_ref: str = ""
     early_findings: tuple[Finding, ...] = field(default=())
+    # pyproject.toml of local packages the lock records (path, editable, workspace members), by lock path
+    local_projects: dict[str, Pyproject] = field(default_factory=dict)
+    # names of the workspace members on disk (root included); None when unknown (no workspace, or --ref)
+    workspace_members: frozenset[str] | None = None
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

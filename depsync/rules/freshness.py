@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name, canonicalize_version
 from depsync.errors import DepsyncError
 from depsync.findings import Finding
 from depsync.model.lock import Lock
-from depsync.model.lowering import expected_inputs
+from depsync.model.lowering import ExpectedInputs, expected_inputs
 from depsync.model.markers import markers_equivalent, parse_marker, specifiers_equivalent
 from depsync.model.pyproject import Pyproject
 from depsync.model.requirements import Req, normalize_url, specifier_key
@@ -26,15 +26,18 @@ from depsync.rules import RULES, CheckInputs
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
 _PYPI = "https://pypi.org/simple"
+# Locks of this revision and later record [tool.uv] default-groups in the root package;
+# uv checks them only there (measured: the same lock relabelled revision 4 passes).
+DEFAULT_GROUPS_REVISION = 5
 
 
-def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req]) -> tuple[list[Req], list[Req]]:
+def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python: str = "") -> tuple[list[Req], list[Req]]:
     """(expected but not recorded, recorded but not expected), matching one to one."""
     remaining = list(recorded)
     missing = []
     for req in expected:
         for index, candidate in enumerate(remaining):
-            if req.matches(candidate):
+            if req.matches(candidate, requires_python):
                 del remaining[index]
                 break
         else:
@@ -48,6 +51,7 @@ class _Stale:
     def __init__(self, pyproject: Pyproject, lock: Lock) -> None:
         self.pyproject, self.lock = pyproject, lock
         self.findings: list[Finding] = []
+        self.requires_python = lock.requires_python or ""
 
     def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0) -> None:
         if pyproject_line:
@@ -57,7 +61,7 @@ class _Stale:
         self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", _FIX))
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
-        missing, extra = diff_reqs(expected, recorded)
+        missing, extra = diff_reqs(expected, recorded, self.requires_python)
         extra_by_name = {r.name: r for r in extra}
         for req in missing:
             line = self.pyproject.line_of_requirement(req.text, req.origin) if req.text else 0
@@ -101,8 +105,8 @@ def _conflicts(groups: Iterable[Iterable[dict[str, Any]]], default_package: str 
 
 
 def _group_set(groups: Any) -> Any:
-    """default-groups as comparable value: "all", a set of normalized names, or None."""
-    if groups is None or isinstance(groups, str):
+    """default-groups as comparable value: "all" or a set of normalized names."""
+    if isinstance(groups, str):
         return groups
     return frozenset(canonicalize_name(str(g)) for g in groups)
 
@@ -114,15 +118,24 @@ def _markers_list(values: Any) -> list[Any]:
 
 
 def _same_markers(a: list[Any], b: list[Any]) -> bool:
-    remaining = list(b)
-    for marker in a:
-        for index, other in enumerate(remaining):
-            if markers_equivalent(marker, other):
-                del remaining[index]
-                break
-        else:
-            return False
-    return not remaining
+    """Same markers in the same order (uv keeps environments in the order written)."""
+    return len(a) == len(b) and all(markers_equivalent(x, y) for x, y in zip(a, b))
+
+
+def _timestamp(value: Any) -> Any:
+    """exclude-newer as uv records it: a date means midnight UTC."""
+    from datetime import datetime, timezone
+
+    if not isinstance(value, str):
+        return value
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
 
 
 def _registries(pyproject: Pyproject) -> set[str] | None:
@@ -147,8 +160,53 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         return
     try:
         yield from _check(pyproject, lock)
+        yield from _check_local_packages(inputs, lock)
     except (InvalidRequirement, InvalidSpecifier) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+
+
+def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
+    """Path packages and workspace members: uv records their metadata too."""
+    root = inputs.pyproject
+    stale = _Stale(root, lock)
+    members = inputs.workspace_members
+    recorded_members = lock.manifest.get("members")
+    if members is not None and recorded_members is not None:
+        recorded = frozenset(canonicalize_name(m) for m in recorded_members)
+        if recorded != members:
+            stale.add(
+                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}",
+                pyproject_line=root.lines.table("tool.uv.workspace"),
+            )
+    for path, project in sorted(inputs.local_projects.items()):
+        package = next((p for p in lock.packages if p.source.value == path and p.source.kind in ("editable", "directory", "virtual")), None)
+        if package is None or not project.name:
+            continue
+        local = _Stale(project, lock)
+        _compare_metadata(local, project, package, root.sources() if members is not None else None)
+        yield from local.findings
+    yield from stale.findings
+
+
+def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, inherited: dict[str, Any] | None) -> ExpectedInputs:
+    """Version, requires-dist and extras of a (root or local) package against its lock entry."""
+    lines = project.lines
+    version = project.project.get("version")
+    if version and "version" not in project.dynamic and package.version and canonicalize_version(version) != canonicalize_version(package.version):
+        stale.add(f"{project.name} version is {version} but the lock records {package.version}", pyproject_line=lines.key("project", "version"))
+    expected = expected_inputs(project, inherited)
+    if {"dependencies", "optional-dependencies"} & project.dynamic:
+        return expected  # built at lock time: nothing static to compare
+    metadata = package.raw.get("metadata", {})
+    what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
+    stale.reqs(what, expected.requires_dist, stale.lock.reqs(metadata.get("requires-dist", []), "requires-dist"), package.line)
+    recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
+    if recorded_extras != set(expected.provides_extras):
+        added = sorted(set(expected.provides_extras) - recorded_extras)
+        removed = sorted(recorded_extras - set(expected.provides_extras))
+        parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+        stale.add(f"{project.name} extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
+    return expected
 
 
 def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
@@ -167,26 +225,22 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
         stale.add(f"the lock has no entry for the project {pyproject.name!r} itself", pyproject_line=lines.key("project", "name"))
         yield from stale.findings
         return
-    version = pyproject.project.get("version")
-    if version and "version" not in pyproject.dynamic and root.version and canonicalize_version(version) != canonicalize_version(root.version):
-        stale.add(f"project version is {version} but the lock records {root.version}", pyproject_line=lines.key("project", "version"))
-
-    if "default-groups" in root.raw:  # recorded by newer uv only: compare when present
-        wanted_groups = pyproject.uv.get("default-groups")
-        recorded_groups = root.raw["default-groups"]
+    packaged = pyproject.uv.get("package", "build-system" in pyproject.data)
+    if root.source.kind != ("editable" if packaged else "virtual"):
+        wanted = "a package (editable)" if packaged else "virtual (not built)"
+        stale.add(
+            f"the project is {wanted} now ([build-system] / [tool.uv] package) but the lock records it as {root.source.kind}",
+            pyproject_line=lines.key("tool.uv", "package") or lines.table("build-system"),
+        )
+    if lock.revision >= DEFAULT_GROUPS_REVISION:
+        # absent on either side means uv's default, ["dev"]
+        wanted_groups = pyproject.uv.get("default-groups", ["dev"])
+        recorded_groups = root.raw.get("default-groups", ["dev"])
         if _group_set(wanted_groups) != _group_set(recorded_groups):
             stale.add(f"default-groups are {wanted_groups!r} but the lock records {recorded_groups!r}", pyproject_line=lines.key("tool.uv", "default-groups"))
 
     metadata = root.raw.get("metadata", {})
-    expected = expected_inputs(pyproject)
-    if "dependencies" not in pyproject.dynamic and "optional-dependencies" not in pyproject.dynamic:
-        stale.reqs("dependencies", expected.requires_dist, lock.reqs(metadata.get("requires-dist", []), "requires-dist"), root.line)
-        recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
-        if recorded_extras != set(expected.provides_extras):
-            added = sorted(set(expected.provides_extras) - recorded_extras)
-            removed = sorted(recorded_extras - set(expected.provides_extras))
-            parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
-            stale.add(f"extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
+    expected = _compare_metadata(stale, pyproject, root, None)
 
     recorded_dev = metadata.get("requires-dev", {})
     for group in sorted(set(expected.requires_dev) | {canonicalize_name(g) for g in recorded_dev}):
@@ -236,8 +290,13 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
     ):
         if pyproject.uv.get(key, default) != options.get(lock_key, default):
             stale.add(f"[tool.uv] {key} is {pyproject.uv.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}", pyproject_line=lines.key("tool.uv", key))
-    if bool(pyproject.uv.get("exclude-newer")) != bool(options.get("exclude-newer")):
-        stale.add("[tool.uv] exclude-newer differs from the lock's options", pyproject_line=lines.key("tool.uv", "exclude-newer"))
+    wanted_cutoff, locked_cutoff = _timestamp(pyproject.uv.get("exclude-newer")), _timestamp(options.get("exclude-newer"))
+    # uv keeps a lock whose cutoff moved later (nothing locked can be too new); earlier, added or removed: stale
+    if (wanted_cutoff is None) != (locked_cutoff is None) or (wanted_cutoff is not None and wanted_cutoff < locked_cutoff):
+        stale.add(
+            f"[tool.uv] exclude-newer is {pyproject.uv.get('exclude-newer')!r} but the lock was made with {options.get('exclude-newer')!r}",
+            pyproject_line=lines.key("tool.uv", "exclude-newer"),
+        )
 
     registries = _registries(pyproject)
     if registries is not None:
