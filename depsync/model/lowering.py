@@ -75,9 +75,9 @@ def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[
     requirement = parse_requirement(text, where)
     name = canonicalize_name(requirement.name)
     extras = frozenset(canonicalize_name(e) for e in requirement.extras)
-    marker = requirement.marker
+    marker = conjoin(requirement.marker)
     if origin.startswith("extra:"):
-        marker = conjoin(marker, parse_marker(f"extra == '{origin[6:]}'"))
+        marker = conjoin(marker, f"extra == '{origin[6:]}'")
     spec = specifier_key(str(requirement.specifier))
     if requirement.url:
         return [Req(name, extras, frozenset(), marker, source_from_direct_url(requirement.url), text, origin)]
@@ -97,7 +97,7 @@ def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[
         source = _lower_source(table, indexes, where)
         # uv drops the version specifier for git, path and url sources, keeps it for an index
         keep_spec = spec if source.kind in ("index",) else frozenset()
-        source_marker = parse_marker(table.get("marker"))
+        source_marker = parse_marker(table.get("marker"))  # validates it
         out.append(Req(name, extras, keep_spec, conjoin(marker, source_marker), source, text, origin))
     return out
 

@@ -111,6 +111,7 @@ def _equivalent(left: str, right: str, python: str = "") -> bool:
     """Equivalence on environments whose Python satisfies the specifier `python` ("" = any)."""
     a, b = Marker(left), Marker(right)
     scope = _python_scope(python)
+    scope_marker = Marker(scope) if python else None
     candidates = _candidates((left, right, scope))
     keys = sorted(candidates)
     total = 1
@@ -134,7 +135,7 @@ def _equivalent(left: str, right: str, python: str = "") -> bool:
                 env["sys_platform"], env["platform_system"] = value.split("\0")
             else:
                 env[key] = value
-        if python and not Marker(scope).evaluate(env):
+        if scope_marker is not None and not scope_marker.evaluate(env):
             continue
         if a.evaluate(env) != b.evaluate(env):
             return False
@@ -149,30 +150,35 @@ def _python_scope(spec: str) -> str:
     return " and ".join(parts) or "python_full_version >= '0'"
 
 
-def markers_equivalent(left: Marker | None, right: Marker | None, requires_python: str = "") -> bool:
+def markers_equivalent(left: str | Marker | None, right: str | Marker | None, requires_python: str = "") -> bool:
     """True when both markers select the same environments (None = always).
 
     Like uv, only environments inside requires_python count: under `>=3.10`,
     `python_version >= '3.10'` is the same as no marker.
     """
-    if left is None and right is None:
-        return True
+    left_text, right_text = (str(m) if m is not None else "" for m in (left, right))
+    if left_text == right_text:
+        return True  # the common case: uv wrote what pyproject implies, verbatim
     always = "python_full_version >= '0'"
-    return _equivalent(str(left) if left else always, str(right) if right else always, requires_python)
+    try:
+        return _equivalent(left_text or always, right_text or always, requires_python)
+    except InvalidMarker as exc:
+        raise ValueError(f"invalid marker: {exc}") from None
 
 
 def specifiers_equivalent(left: str, right: str) -> bool:
     """Whether two Python version specifiers (requires-python) admit the same versions."""
-
     return _equivalent(_python_scope(left), _python_scope(right))
 
 
-def conjoin(*markers: Marker | None) -> Marker | None:
-    """`a and b and ...`, skipping absent markers."""
-    parts = [f"({m})" for m in markers if m is not None]
+def conjoin(*markers: str | Marker | None) -> str | None:
+    """`a and b and ...` as text, skipping absent markers; `or` terms are parenthesized."""
+    parts = [str(m) for m in markers if m is not None and str(m)]
     if not parts:
         return None
-    return Marker(" and ".join(parts))
+    if len(parts) == 1:
+        return parts[0]
+    return " and ".join(f"({p})" if " or " in p else p for p in parts)
 
 
 __all__ = ["InvalidMarker", "conjoin", "markers_equivalent", "parse_marker", "specifiers_equivalent"]

@@ -11,13 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name, canonicalize_version
 
 from depsync.errors import DepsyncError
-from depsync.model.markers import markers_equivalent, parse_marker
+from depsync.model.markers import markers_equivalent
 
 # Source kinds uv writes in a requirement table of uv.lock.
 SOURCE_KEYS = ("git", "path", "editable", "directory", "url", "index", "registry", "virtual")
@@ -127,7 +126,7 @@ class Req:
     name: str
     extras: frozenset[str] = frozenset()
     specifier: frozenset[tuple[str, str]] = frozenset()
-    marker: Marker | None = field(default=None, compare=False)
+    marker: str | None = field(default=None, compare=False)  # as text; compared semantically
     source: Source = REGISTRY
     text: str = field(default="", compare=False)  # as written, for messages
     origin: str = field(default="", compare=False)  # "dependencies", "extra:x", "group:g", ...
@@ -168,7 +167,7 @@ def req_from_lock_table(table: Any, where: str) -> Req:
             name=canonicalize_name(table["name"]),
             extras=frozenset(canonicalize_name(e) for e in table.get("extras", [])),
             specifier=specifier_key(table.get("specifier", "")),
-            marker=parse_marker(table.get("marker")),
+            marker=str(table["marker"]) if table.get("marker") else None,
             source=source_from_lock_table(table),
         )
     except (InvalidSpecifier, ValueError) as exc:

@@ -19,7 +19,7 @@ from depsync.errors import DepsyncError
 from depsync.findings import Finding
 from depsync.model.lock import Lock
 from depsync.model.lowering import ExpectedInputs, expected_inputs
-from depsync.model.markers import markers_equivalent, parse_marker, specifiers_equivalent
+from depsync.model.markers import InvalidMarker, markers_equivalent, parse_marker, specifiers_equivalent
 from depsync.model.pyproject import Pyproject
 from depsync.model.requirements import Req, normalize_url, specifier_key
 from depsync.rules import RULES, CheckInputs
@@ -161,7 +161,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     try:
         yield from _check(pyproject, lock)
         yield from _check_local_packages(inputs, lock)
-    except (InvalidRequirement, InvalidSpecifier) as exc:
+    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
 
 

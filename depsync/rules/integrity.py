@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
 from packaging.version import InvalidVersion, Version
@@ -21,9 +22,16 @@ _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync 
 
 def _filename(artifact: dict[str, Any]) -> str:
     for key in ("filename", "url", "path"):
-        if isinstance(artifact.get(key), str):
-            return unquote(urlsplit(artifact[key]).path.rsplit("/", 1)[-1])
+        value = artifact.get(key)
+        if isinstance(value, str):
+            name = value.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+            return unquote(name) if "%" in name else name
     return ""
+
+
+@functools.lru_cache(maxsize=None)
+def _canonical(name: str) -> str:
+    return canonicalize_name(name)
 
 
 def _same_version(a: str, b: str) -> bool:
@@ -39,7 +47,7 @@ def _artifact_identity(filename: str) -> tuple[str, str] | None:
     """(normalized name, version) a wheel or sdist file name declares, None when it declares none."""
     if filename.endswith(".whl"):
         parts = filename[:-4].split("-")
-        return (canonicalize_name(parts[0]), parts[1]) if len(parts) >= 5 else ("", "")
+        return (_canonical(parts[0]), parts[1]) if len(parts) >= 5 else ("", "")
     if filename.endswith((".tar.gz", ".zip")):
         try:
             name, version = parse_sdist_filename(filename)
