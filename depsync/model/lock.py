@@ -12,7 +12,6 @@ from depsync.errors import DepsyncError
 from depsync.model.requirements import Req, Source, req_from_lock_table, source_from_lock_table
 from depsync.model.tomltext import parse_toml
 
-_PACKAGE_HEADER = re.compile(r'^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -109,11 +108,14 @@ class Lock:
 
 
 def _package_lines(text: str) -> list[int]:
-    """1-based line of each [[package]] header, in file order (counted incrementally: the lock is large)."""
+    """1-based line of each [[package]] header, in file order (str.find: the lock is large)."""
     lines = []
     position, line = 0, 1
-    for match in _PACKAGE_HEADER.finditer(text):
-        line += text.count("\n", position, match.start())
-        position = match.start()
+    needle = "\n[[package]]\n"
+    found = text.find(needle)
+    while found >= 0:
+        line += text.count("\n", position, found + 1)
+        position = found + 1
         lines.append(line)
+        found = text.find(needle, position)
     return lines
