@@ -24,23 +24,28 @@ class CheckOptions:
 
 
 def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
-    """Real `uv lock --check` with the uv version the Dockerfile pins."""
+    """Real `uv lock --check --offline` with the uv version the Dockerfile pins.
+
+    uv exits 1 when the lock is stale or cannot be re-resolved offline (either way: not
+    fresh, a finding) and 2 on usage or configuration errors (an input error here).
+    """
     from depsync.uv import run_uv
 
     pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins]
     version = pins[0] if pins else None
-    result = run_uv(["lock", "--check"], root, version)
+    result = run_uv(["lock", "--check", "--offline"], root, version)
     if result.returncode == 0:
         return []
-    text = (result.stderr or result.stdout).strip()
-    if "needs to be updated" in text or "lockfile" in text.lower():
-        lock = inputs.config.lock
+    lines = [line.strip() for line in (result.stderr or result.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("error:", "×", "╰─▶", "cause:"))] or lines[-1:]
+    summary = " ".join(errors)[:600] or f"exit code {result.returncode}"
+    if result.returncode == 1:
         return [
             RULES["uv-lock-check"].finding(
-                lock, 0, f"uv {result.version} `uv lock --check`: {text.splitlines()[-1]}", "run `depsync lock` and commit uv.lock"
+                inputs.config.lock, 0, f"uv {result.version} `uv lock --check --offline` fails: {summary}", "run `depsync lock` and commit uv.lock"
             )
         ]
-    raise DepsyncError(f"uv {result.version} lock --check failed: {text.splitlines()[-1] if text else result.returncode}")
+    raise DepsyncError(f"uv {result.version} lock --check could not run: {summary}")
 
 
 def exit_code(findings: list[Finding], strict: bool) -> int:
