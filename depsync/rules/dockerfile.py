@@ -7,10 +7,15 @@ from collections.abc import Iterator
 from packaging.utils import canonicalize_name
 
 from depsync.findings import Finding, Severity
-from depsync.model.dockerfile import UvCommand
+from depsync.model.dockerfile import Arg, UvCommand
 from depsync.rules import RULES, CheckInputs
 
 _LOCK_READERS = {"sync", "export", "run"}
+
+
+def _unknown(command: UvCommand, flags: tuple[str, ...], known: set[str]) -> list[Arg]:
+    """Resolved values of flags that name nothing in known (names compared normalized)."""
+    return [a for a in command.flag_values(*flags) if not a.unresolved and canonicalize_name(a.value) not in known]
 
 
 def _locked(command: UvCommand, env: dict[str, str]) -> bool:
@@ -37,22 +42,20 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     f"`uv {command.subcommand}` argument {arg.value!r} uses {', '.join('$' + n for n in arg.unresolved)}, which has no single value here",
                     "give it an ARG/ENV default, or pass it with [tool.depsync] dockerfiles build-args",
                 )
-            for arg in command.flag_values("--extra"):
-                if not arg.unresolved and canonicalize_name(arg.value) not in extras:
-                    yield RULES["docker-unknown-extra"].finding(
-                        path,
-                        arg.line,
-                        f"`uv {command.subcommand} --extra {arg.value}`: {pyproject.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})",
-                        f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
-                    )
-            for arg in command.flag_values("--group", "--only-group", "--no-group"):
-                if not arg.unresolved and canonicalize_name(arg.value) not in groups:
-                    yield RULES["docker-unknown-group"].finding(
-                        path,
-                        arg.line,
-                        f"`uv {command.subcommand}` names group {arg.value!r}, which {pyproject.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})",
-                        f"remove the flag or add {arg.value!r} to [dependency-groups]",
-                    )
+            for arg in _unknown(command, ("--extra",), extras):
+                yield RULES["docker-unknown-extra"].finding(
+                    path,
+                    arg.line,
+                    f"`uv {command.subcommand} --extra {arg.value}`: {pyproject.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})",
+                    f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
+                )
+            for arg in _unknown(command, ("--group", "--only-group", "--no-group"), groups):
+                yield RULES["docker-unknown-group"].finding(
+                    path,
+                    arg.line,
+                    f"`uv {command.subcommand}` names group {arg.value!r}, which {pyproject.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})",
+                    f"remove the flag or add {arg.value!r} to [dependency-groups]",
+                )
             if command.subcommand == "sync" and not _locked(command, dockerfile.args):
                 finding = RULES["docker-not-locked"].finding(
                     path,
@@ -65,12 +68,10 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     # another sync in this image is locked: a hazard, not a certain miss
                     finding = finding.with_severity(Severity.WARNING)
                 yield finding
-            if lock_names is not None:
-                for arg in command.flag_values("--no-install-package"):
-                    if not arg.unresolved and canonicalize_name(arg.value) not in lock_names:
-                        yield RULES["docker-stale-no-install"].finding(
-                            path,
-                            arg.line,
-                            f"--no-install-package {arg.value}: the lock has no package {arg.value!r}, so the flag does nothing",
-                            "remove the flag (or check the package name)",
-                        )
+            for arg in _unknown(command, ("--no-install-package",), lock_names) if lock_names is not None else ():
+                yield RULES["docker-stale-no-install"].finding(
+                    path,
+                    arg.line,
+                    f"--no-install-package {arg.value}: the lock has no package {arg.value!r}, so the flag does nothing",
+                    "remove the flag (or check the package name)",
+                )
