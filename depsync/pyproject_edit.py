@@ -1,0 +1,101 @@
+"""Apply a reconcile plan to pyproject.toml text with tomlkit (pure: text in, text out).
+
+Only the entries that change are touched: comments, order and alignment elsewhere stay
+byte-for-byte. A source taken from main is copied as main wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import tomlkit
+from packaging.utils import canonicalize_name
+from tomlkit.container import Container
+from tomlkit.items import AoT, Table
+
+from depsync.metadata_sync import MetadataUpdate
+from depsync.sources import SourceDecision
+
+
+def _find_key(table: Any, name: str) -> str | None:
+    wanted = canonicalize_name(name)
+    return next((str(k) for k in table if canonicalize_name(str(k)) == wanted), None)
+
+
+def _last_key(container: Container) -> str | None:
+    keys = [k.key for k, _ in container.body if k is not None]
+    return keys[-1] if keys else None
+
+
+def _insert(table: Table, key: str, value: Any) -> None:
+    """Add key after the table's last key, before trailing blank lines and comments."""
+    last = _last_key(table.value)
+    if last is None:
+        table.add(key, value)
+        return
+    try:
+        table.value._insert_after(last, key, value)  # tomlkit has no public "insert after"
+    except (AttributeError, TypeError):
+        table.add(key, value)
+
+
+def _sources_table(doc: tomlkit.TOMLDocument, create: bool) -> Table | None:
+    tool = doc.get("tool")
+    uv = tool.get("uv") if tool is not None else None
+    sources = uv.get("sources") if uv is not None else None
+    if sources is None and create:
+        if tool is None:
+            doc["tool"] = tool = tomlkit.table(is_super_table=True)
+        if uv is None:
+            tool["uv"] = uv = tomlkit.table()
+        uv["sources"] = sources = tomlkit.table()
+    return sources
+
+
+def apply_plan(dev_text: str, main_text: str, decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> str:
+    doc = tomlkit.parse(dev_text)
+    main_doc = tomlkit.parse(main_text)
+    main_sources = _sources_table(main_doc, create=False)
+    changing = [d for d in decisions if d.changes_dev]
+    if changing:
+        sources = _sources_table(doc, create=any(d.result is not None for d in changing))
+        for decision in changing:
+            key = _find_key(sources, decision.name) if sources is not None else None
+            if decision.result is None:
+                if key is not None:
+                    del sources[key]
+                continue
+            main_key = _find_key(main_sources, decision.name) if main_sources is not None else None
+            value = main_sources[main_key] if decision.taken_from == "main" and main_key else decision.result
+            if key is not None:
+                sources[key] = value
+            else:
+                _insert(sources, main_key or decision.name, value)
+    if metadata:
+        _apply_metadata(doc, main_doc, metadata)
+    return tomlkit.dumps(doc)
+
+
+def _apply_metadata(doc: tomlkit.TOMLDocument, main_doc: tomlkit.TOMLDocument, updates: Sequence[MetadataUpdate]) -> None:
+    uv = doc["tool"]["uv"]
+    entries = uv.get("dependency-metadata")
+    main_entries = main_doc.get("tool", {}).get("uv", {}).get("dependency-metadata", [])
+    for update in updates:
+        if not update.changes:
+            continue
+        if update.action == "add":
+            source = next(e for e in main_entries if canonicalize_name(str(e["name"])) == canonicalize_name(update.name))
+            if entries is None:
+                uv["dependency-metadata"] = entries = AoT([])
+            entries.append(source)
+            continue
+        entry = next(e for e in entries if canonicalize_name(str(e["name"])) == canonicalize_name(update.name))
+        main_entry = next((e for e in main_entries if canonicalize_name(str(e["name"])) == canonicalize_name(update.name)), None)
+        for field, _old, new in update.changes:
+            if new is None:
+                entry.pop(field, None)
+            elif main_entry is not None and field in main_entry and main_entry[field] == new:
+                entry[field] = main_entry[field]  # main's formatting of the value
+            else:
+                entry[field] = new
