@@ -45,6 +45,18 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--owner-ref", help="ref that owns the protected paths (default from config: origin/dev)")
     check.add_argument("--lock", help="path of uv.lock (default from config)")
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    reconcile = commands.add_parser("reconcile", help="after `git merge origin/main` on a branch from dev: keep dev's triple, merge sources, relock")
+    reconcile.add_argument("path", nargs="?", default=".", type=Path, help="project root inside the repository (default: .)")
+    reconcile.add_argument("--dev", help="dev ref (default from config: origin/dev)")
+    reconcile.add_argument("--main", help="main ref (default: MERGE_HEAD during a merge, else config upstream-ref)")
+    reconcile.add_argument("--no-merge", action="store_true", help="plan from the refs only; ignore a merge in progress")
+    reconcile.add_argument("--dry-run", action="store_true", help="print the plan and touch nothing")
+    reconcile.add_argument("--no-lock", action="store_true", help="do not relock (uv.lock stays dev's)")
+    reconcile.add_argument("--no-fetch", action="store_true", help="do not fetch source repositories to compare revs")
+    reconcile.add_argument("--summary", type=Path, help="write the Markdown summary (PR body) here")
+    reconcile.add_argument("--plan-json", type=Path, help="write the plan as JSON (schema depsync.reconcile/1) here")
+    reconcile.add_argument("--timeout", type=float, default=1800, help="seconds uv lock may take (default 1800)")
+    reconcile.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
 
@@ -67,6 +79,23 @@ def _run(args: argparse.Namespace) -> int:
             overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         )
         return check.run(options)
+    if args.command == "reconcile":
+        from depsync.commands import reconcile
+
+        return reconcile.run(
+            reconcile.ReconcileOptions(
+                root=args.path,
+                dev=args.dev,
+                main=args.main,
+                no_merge=args.no_merge,
+                dry_run=args.dry_run,
+                no_lock=args.no_lock,
+                fetch_revs=not args.no_fetch,
+                summary=args.summary,
+                plan_json=args.plan_json,
+                timeout=args.timeout,
+            )
+        )
     raise DepsyncError(f"unknown command {args.command}")
 
 

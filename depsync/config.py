@@ -26,6 +26,9 @@ class Config:
     protected_paths: tuple[str, ...] = (".github/CODEOWNERS",)
     allowed_hosts: tuple[str, ...] = ()  # empty: any host
     severity: dict[str, Severity | None] = field(default_factory=dict)  # None: rule off
+    conflict_policy: str = "dev"  # who wins a [tool.uv.sources] conflict in reconcile
+    owned_by_dev: tuple[str, ...] = ()  # packages whose source dev always keeps
+    prefer: dict[str, str] = field(default_factory=dict)  # per package: "dev" or "main"
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -40,6 +43,9 @@ _KEYS = {
     "protected-paths": "paths that must be identical to the owner ref",
     "allowed-hosts": "hosts git/url sources may point to (empty: any)",
     "severity": 'per-rule severity: { rule-id = "error" | "warning" | "info" | "off" }',
+    "conflict-policy": 'reconcile: who wins when both sides changed a source, "dev" (default) or "main"',
+    "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
+    "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
 }
 
 
@@ -57,6 +63,12 @@ def _str(value: Any, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise DepsyncError(f"[tool.depsync] {key} must be a non-empty string")
     return value
+
+
+def _side(value: Any, key: str) -> str:
+    if value not in ("dev", "main"):
+        raise DepsyncError(f'[tool.depsync] {key} must be "dev" or "main", not {value!r}')
+    return str(value)
 
 
 def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
@@ -111,4 +123,12 @@ def load_config(table: dict[str, Any]) -> Config:
             changes["dockerfiles_configured"] = True
         elif key == "severity":
             changes["severity"] = _severity(value)
+        elif key == "conflict-policy":
+            changes["conflict_policy"] = _side(value, key)
+        elif key == "owned-by-dev":
+            changes["owned_by_dev"] = _str_list(value, key)
+        elif key == "prefer":
+            if not isinstance(value, dict):
+                raise DepsyncError("[tool.depsync] prefer must be a table of package = \"dev\" | \"main\"")
+            changes["prefer"] = {str(k): _side(v, f"prefer.{k}") for k, v in value.items()}
     return replace(config, **changes)

@@ -49,3 +49,54 @@ def read_blob(root: Path, ref: str, path: str) -> bytes | None:
     """Content of path at ref, or None when the path does not exist there."""
     result = _git(root, "cat-file", "blob", f"{ref}:{_relative(root, path)}", check=False)
     return result.stdout if result.returncode == 0 else None
+
+
+def merge_base(root: Path, a: str, b: str) -> str:
+    result = _git(root, "merge-base", a, b, check=False)
+    if result.returncode != 0:
+        raise DepsyncError(f"{a} and {b} have no merge-base (unrelated histories?)")
+    return result.stdout.decode().strip()
+
+
+def short(root: Path, commit: str) -> str:
+    return _git(root, "rev-parse", "--short", commit).stdout.decode().strip()
+
+
+def git_dir(root: Path) -> Path:
+    path = Path(_git(root, "rev-parse", "--git-dir").stdout.decode().strip())
+    return path if path.is_absolute() else (root / path)
+
+
+def merge_head(root: Path) -> str | None:
+    """The commit being merged when a merge is in progress (MERGE_HEAD), else None."""
+    head = git_dir(root) / "MERGE_HEAD"
+    return head.read_text().split()[0] if head.is_file() else None
+
+
+def unmerged_paths(root: Path) -> set[str]:
+    """Paths (relative to the repository top) with conflict stages in the index."""
+    out = _git(root, "diff", "--name-only", "--diff-filter=U", "-z").stdout.decode()
+    return {p for p in out.split("\0") if p}
+
+
+def stage(root: Path, paths: list[str]) -> None:
+    """`git add` (or `git rm --cached` for deleted files) the given paths, relative to root."""
+    present = [p for p in paths if (root / p).exists()]
+    gone = [p for p in paths if not (root / p).exists()]
+    if present:
+        _git(root, "add", "--", *present)
+    if gone:
+        _git(root, "rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone)
+
+
+def commits_touching(root: Path, revision_range: str, path: str, pattern: str) -> list[str]:
+    """`abc1234 subject` of commits in range whose diff of path adds or removes a line matching pattern."""
+    result = _git(root, "log", "--format=%h %s", "-G", pattern, revision_range, "--", path, check=False)
+    return [line for line in result.stdout.decode(errors="replace").splitlines() if line.strip()]
+
+
+def describe_ref(root: Path, commit: str) -> str:
+    """A readable name for a commit (`main`, `origin/main~2`), else the commit itself."""
+    result = _git(root, "name-rev", "--name-only", "--no-undefined", commit, check=False)
+    name = result.stdout.decode().strip()
+    return name.removeprefix("remotes/") if result.returncode == 0 and name else commit

@@ -1,0 +1,212 @@
+"""`depsync reconcile`: the sync-pipeline step after `git merge origin/main` on a branch from dev.
+
+Order: resolve dev, main and their merge-base; plan (three-way sources, metadata);
+restore dev's triple and protected paths with the plan applied; relock; stage; check;
+report. Nothing is written before the plan is complete, and every file is put back
+byte-for-byte when a later step fails.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from depsync import git
+from depsync.config import Config, load_config
+from depsync.errors import DepsyncError
+from depsync.fileio import Snapshot, write_atomic
+from depsync.findings import Finding, Severity
+from depsync.lockdiff import PackageChange, diff_locks
+from depsync.metadata_sync import MetadataUpdate, plan_metadata
+from depsync.model.dockerfile import Dockerfile
+from depsync.model.lock import Lock
+from depsync.model.pyproject import Pyproject
+from depsync.model.tomltext import conflict_marker_lines
+from depsync.pyproject_edit import apply_plan
+from depsync.rules import run_rules
+from depsync.rules.sources import required_names
+from depsync.sources import Evidence, Policy, SourceDecision, merge_sources, normalize
+from depsync.workspace import CliOverrides, FileReader, load_inputs
+
+
+@dataclass(frozen=True)
+class ReconcileOptions:
+    root: Path
+    dev: str | None = None
+    main: str | None = None
+    no_merge: bool = False
+    dry_run: bool = False
+    no_lock: bool = False
+    fetch_revs: bool = True
+    summary: Path | None = None
+    plan_json: Path | None = None
+    timeout: float = 1800
+
+
+@dataclass
+class Reconciliation:
+    """Everything the reports need: refs, decisions, files, lock changes, findings."""
+
+    dev_ref: str
+    main_ref: str
+    dev_commit: str
+    main_commit: str
+    base_commit: str
+    decisions: list[SourceDecision]
+    metadata: list[MetadataUpdate]
+    restored: list[str] = field(default_factory=list)
+    lock_changes: list[PackageChange] | None = None
+    lock_note: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def needs_review(self) -> bool:
+        return (
+            any(d.needs_review for d in self.decisions)
+            or any(m.needs_review for m in self.metadata)
+            or any(f.severity >= Severity.ERROR for f in self.findings)
+        )
+
+
+def _config(first: FileReader, fallback: FileReader, pyproject_path: str) -> Config:
+    """[tool.depsync] of the first readable pyproject (dev's: dev owns the policy); defaults when none is."""
+    for reader in (first, fallback):
+        text = reader.read_text(pyproject_path, required=False)
+        if text is not None and not conflict_marker_lines(text):
+            return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+    return Config()
+
+
+def _evidence(root: Path, config: Config, dev_text: str, base: str, dev: str, candidates: list[SourceDecision], fetch: bool) -> Evidence:
+    from depsync.revs import rev_order
+
+    history: dict[str, tuple[str, ...]] = {}
+    order: dict[str, str] = {}
+    for decision in candidates:
+        spelled = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", decision.name))
+        pattern = rf"^[[:space:]]*{spelled}[[:space:]]*="  # git -G takes POSIX regexes
+        # dev's own commits since the merge-base that touched this source, or dev's older history for additions
+        span = dev if decision.case == "main-added" else f"{base}..{dev}"
+        found = git.commits_touching(root, span, config.pyproject, pattern)
+        if found:
+            history[normalize_key(decision.name)] = tuple(f"dev commit {line}" for line in found[:5])
+        a, b = decision.dev, decision.main
+        if fetch and isinstance(a, dict) and isinstance(b, dict) and a.get("git") and a.get("git") == b.get("git") and a.get("rev") and b.get("rev"):
+            order[normalize_key(decision.name)] = rev_order(str(a["git"]), str(a["rev"]), str(b["rev"]))
+    names = required_names(Pyproject.from_text(dev_text, config.pyproject))
+    return Evidence(frozenset(names), history, order)
+
+
+def normalize_key(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
+
+
+def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, bytes | None], str]:
+    """Decide everything in memory. Returns the reconciliation, config, target file contents and dev's lock path."""
+    root = options.root
+    if not git.is_repository(root):
+        raise DepsyncError(f"{root} is not a git repository")
+    merging = git.merge_head(root)
+    work = FileReader(root)
+    dev_ref = options.dev or _config(work, work, "pyproject.toml").owner_ref
+    dev_commit = git.resolve(root, dev_ref)
+    config = _config(FileReader(root, dev_commit), work, "pyproject.toml")
+    main_ref = options.main or (git.describe_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)
+    main_commit = git.resolve(root, main_ref)
+    base_commit = git.merge_base(root, dev_commit, main_commit)
+    readers = {side: FileReader(root, commit) for side, commit in (("base", base_commit), ("dev", dev_commit), ("main", main_commit))}
+    texts = {side: reader.read_text(config.pyproject, required=side == "dev") or "" for side, reader in readers.items()}
+    for side, text in texts.items():
+        if conflict_marker_lines(text):
+            raise DepsyncError(f"{config.pyproject} at {side} has conflict markers")
+    projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}
+    sources = {side: project.uv.get("sources", {}) for side, project in projects.items()}
+    policy = Policy(config.conflict_policy, frozenset(normalize_key(n) for n in config.owned_by_dev), {normalize_key(k): v for k, v in config.prefer.items()})
+
+    first = merge_sources(sources["base"], sources["dev"], sources["main"], policy)
+    interesting = [d for d in first if normalize(d.dev) != normalize(d.main)]
+    evidence = _evidence(root, config, texts["dev"], base_commit, dev_commit, interesting, options.fetch_revs)
+    decisions = merge_sources(sources["base"], sources["dev"], sources["main"], policy, evidence)
+    metadata = plan_metadata(projects["dev"].dependency_metadata(), projects["main"].dependency_metadata(), decisions)
+    new_pyproject = apply_plan(texts["dev"], texts["main"], decisions, metadata)
+
+    targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
+    dev_reader = readers["dev"]
+    for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
+        targets.setdefault(path, dev_reader.read_bytes(path))
+    result = Reconciliation(
+        dev_ref, main_ref, git.short(root, dev_commit), git.short(root, main_commit), git.short(root, base_commit), decisions, metadata, dry_run=options.dry_run
+    )
+    for path, data in targets.items():
+        current = (root / path).read_bytes() if (root / path).is_file() else None
+        if path not in (config.pyproject, config.lock) and current != data:
+            result.restored.append(path)
+    return result, config, targets, dev_commit
+
+
+def _uv_pin(root: Path, config: Config, dev_commit: str) -> str | None:
+    reader = FileReader(root, dev_commit)
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=False)
+        if text:
+            pins = Dockerfile.from_text(text, spec.path, spec.build_args).uv_pins
+            if pins:
+                return pins[0].version
+    return None
+
+
+def run(options: ReconcileOptions) -> int:
+    from depsync.report.reconcile import to_json, to_markdown
+
+    result, config, targets, dev_commit = plan(options)
+    if not options.dry_run:
+        _apply(options, result, config, targets, dev_commit)
+    markdown = to_markdown(result)
+    if options.summary:
+        write_atomic(options.summary, markdown.encode())
+    if options.plan_json:
+        write_atomic(options.plan_json, to_json(result).encode())
+    print(markdown, file=sys.stdout)
+    return 1 if result.needs_review else 0
+
+
+def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str) -> None:
+    root = options.root
+    top = git.toplevel(root)
+    snapshot = Snapshot(root, list(targets))
+    try:
+        for path, data in targets.items():
+            file = root / path
+            if data is None:
+                file.unlink(missing_ok=True)
+            elif not file.is_file() or file.read_bytes() != data:
+                write_atomic(file, data)
+        if options.no_lock:
+            result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
+        else:
+            from depsync.runners.local import LocalRunner
+
+            runner = LocalRunner(_uv_pin(root, config, dev_commit))
+            locked = runner.lock(root, [], options.timeout)
+            if locked.returncode != 0:
+                lines = [line for line in locked.output.splitlines() if line.strip()]
+                raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {' '.join(lines[-6:])}")
+            lock_text = (root / config.lock).read_text()
+            new_lock = Lock.from_text(lock_text, config.lock)  # uv's result must parse
+            dev_lock = targets.get(config.lock)
+            if dev_lock is not None:
+                result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
+            result.lock_note = f"relocked with uv {locked.uv_version} ({runner.name} runner)"
+    except BaseException:
+        snapshot.restore()
+        raise
+    if git.merge_head(root) or git.unmerged_paths(root):
+        relative = [str((root / p).resolve().relative_to(top.resolve())) for p in targets]
+        git.stage(top, relative)
+    inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref))
+    result.findings = run_rules(inputs)
