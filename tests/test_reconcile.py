@@ -1,0 +1,247 @@
+"""`depsync reconcile` end to end: real git repos (base, main, dev, a sync branch) and real uv."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MEGATRON, git, write_files
+from uvprojects import LocalMaterial, build_local_material, run_uv, uv_check
+
+
+def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
+
+
+def snapshot(repo: Path, *paths: str) -> dict[str, bytes]:
+    return {p: (repo / p).read_bytes() for p in paths}
+
+
+# -- the real Megatron-LM snapshot, as a git history ---------------------------------------
+
+
+@pytest.fixture
+def megatron_repo(tmp_path: Path) -> Path:
+    if not MEGATRON.exists():
+        pytest.skip("real Megatron-LM data not available")
+    repo = tmp_path / "megatron"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+
+    def commit(side: str, owners: str, message: str) -> None:
+        for name in ("pyproject.toml", "uv.lock"):
+            shutil.copy(MEGATRON / side / name, repo / name)
+        write_files(repo, {".github/CODEOWNERS": owners})
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", message)
+
+    commit("base", "* @owners\n", "base")
+    git(repo, "checkout", "-q", "-b", "dev")
+    commit("dev", "* @owners\n", "dev: TE f031cf87, cudnn-frontend from git, mamba-ssm from PyPI")
+    git(repo, "checkout", "-q", "main")
+    commit("main", "* @main-owners\n", "main: TE 4329ff84, nemo-run moved, new sources")
+    git(repo, "checkout", "-q", "-b", "sync", "dev")
+    return repo
+
+
+def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> None:
+    repo = megatron_repo
+    merge = subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True, text=True)
+    assert merge.returncode != 0  # uv.lock conflicts, as in the real project
+    assert "<<<<<<<" in (repo / "uv.lock").read_text()
+    dev_lock = subprocess.run(["git", "-C", str(repo), "show", "dev:uv.lock"], capture_output=True).stdout
+    dev_pyproject = subprocess.run(["git", "-C", str(repo), "show", "dev:pyproject.toml"], capture_output=True, text=True).stdout
+
+    plan = tmp_path / "plan.json"
+    summary = tmp_path / "summary.md"
+    result = depsync(repo, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--plan-json", str(plan), "--summary", str(summary))
+    assert result.returncode == 1, result.stderr  # transformer-engine is a conflict: needs review
+    document = json.loads(plan.read_text())
+    cases = {d["name"]: d["case"] for d in document["sources"]}
+    assert cases == {
+        "flash_mla": "unchanged",
+        "fast-hadamard-transform": "unchanged",
+        "emerging_optimizers": "same-change",
+        "nvidia-cudnn-frontend": "dev-added",
+        "mamba-ssm": "dev-removed",
+        "nemo-run": "main-changed",
+        "deep_gemm": "main-added",
+        "nemo-lens": "main-added",
+        "torch-memory-saver": "main-added",
+        "transformer-engine": "conflict",
+    }
+    te = next(d for d in document["sources"] if d["name"] == "transformer-engine")
+    assert te["needs_review"] and te["result"]["rev"].startswith("f031cf87")
+    assert any("dev commit" in e for e in te["evidence"])
+    assert document["restored"] == [".github/CODEOWNERS"]
+
+    # the work tree: dev's lock and CODEOWNERS, pyproject with only source lines changed, nothing unmerged
+    assert (repo / "uv.lock").read_bytes() == dev_lock
+    assert (repo / ".github" / "CODEOWNERS").read_text() == "* @owners\n"
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
+    diff = git(repo, "diff", "--cached", "-U0", "dev", "--", "pyproject.toml").splitlines()
+    changed = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert len(changed) == 5 and all(line[1:].split(" = ")[0] in ("nemo-run", "deep_gemm", "nemo-lens", "torch-memory-saver") for line in changed)
+    assert (repo / "pyproject.toml").read_text().count("# Added for this fixture") == dev_pyproject.count("# Added for this fixture")
+
+    text = summary.read_text()
+    assert "| `transformer-engine` |" in text and "**conflict**" in text and "inert" in text
+    # not relocked: check reports that nemo-run moved without a relock
+    assert "lock-stale" in text
+
+
+def test_megatron_dry_run_touches_nothing(megatron_repo: Path) -> None:
+    repo = megatron_repo
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
+    before = snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS")
+    status = git(repo, "status", "--porcelain")
+    result = depsync(repo, "reconcile", "--dev", "dev", "--dry-run", "--no-fetch")
+    assert result.returncode == 1
+    assert "(dry run)" in result.stdout
+    assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
+    assert git(repo, "status", "--porcelain") == status
+
+
+def test_bad_ref_is_an_error_and_changes_nothing(megatron_repo: Path) -> None:
+    repo = megatron_repo
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
+    before = snapshot(repo, "pyproject.toml", "uv.lock")
+    result = depsync(repo, "reconcile", "--dev", "origin/nope")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "depsync: error: git ref 'origin/nope' not found (fetch it, e.g. `git fetch origin`, or name another ref)"
+    assert snapshot(repo, "pyproject.toml", "uv.lock") == before
+
+
+# -- a small project with real uv relocks ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def material(tmp_path_factory: pytest.TempPathFactory) -> LocalMaterial:
+    return build_local_material(tmp_path_factory.mktemp("reconcile-material"))
+
+
+def pyproject(material: LocalMaterial, *, zeta: str, eta: str, extra_sources: str = "", extra_deps: str = "", metadata: str = "") -> str:
+    url = material.git.url
+    return (
+        '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        f'dependencies = ["alpha", "zeta"{extra_deps}]\n\n'
+        '[project.optional-dependencies]\ntools = ["eta"]\n\n'
+        "# sources: keep this comment\n"
+        "[tool.uv.sources]\n"
+        f'zeta = {{ git = "{url}", rev = "{zeta}" }}\n'
+        f'eta = {{ git = "{url}", subdirectory = "sub/eta", rev = "{eta}" }}\n'
+        f"{extra_sources}"
+        f"{metadata}"
+        f"{material.index_toml()}"
+    )
+
+
+def lock(repo: Path, material: LocalMaterial) -> None:
+    result = run_uv(["lock", "--offline"], repo, material.env)
+    assert result.returncode == 0, result.describe()
+
+
+@pytest.fixture
+def small_repo(tmp_path: Path, material: LocalMaterial) -> Path:
+    """base: zeta@c1, eta@c1. dev: eta@c3 (dev changed). main: zeta@c2 (main changed), an inert source added, CODEOWNERS changed."""
+    c = material.git.commits
+    repo = tmp_path / "app"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c1"], eta=c["c1"]), ".github/CODEOWNERS": "* @dev-team\n"})
+    lock(repo, material)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-q", "-b", "dev")
+    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c1"], eta=c["c3"], extra_deps=', "delta"')})
+    lock(repo, material)
+    git(repo, "commit", "-qam", "dev: eta from the feature branch, delta")
+    git(repo, "checkout", "-q", "main")
+    inert = f'foo-bar = {{ git = "{material.git.url}", rev = "{c["c1"]}" }}\n'
+    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c2"], eta=c["c1"], extra_sources=inert), ".github/CODEOWNERS": "* @main-team\n"})
+    lock(repo, material)
+    git(repo, "commit", "-qam", "main: zeta 1.1, foo-bar source")
+    git(repo, "checkout", "-q", "-b", "sync", "dev")
+    return repo
+
+
+def env_for(material: LocalMaterial) -> dict[str, str]:
+    return dict(os.environ, **material.env)
+
+
+def test_reconcile_relocks_and_is_idempotent(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    repo, c = small_repo, material.git.commits
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
+    plan = tmp_path / "plan.json"
+    result = depsync(repo, "reconcile", "--dev", "dev", "--plan-json", str(plan), env=env_for(material))
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads(plan.read_text())
+    assert {d["name"]: d["case"] for d in document["sources"]} == {"zeta": "main-changed", "eta": "dev-changed", "foo-bar": "main-added"}
+    text = (repo / "pyproject.toml").read_text()
+    assert f'rev = "{c["c2"]}"' in text and f'subdirectory = "sub/eta", rev = "{c["c3"]}"' in text and '"delta"' in text
+    assert "# sources: keep this comment" in text
+    assert uv_check(repo, material.env)  # uv itself agrees the lock is fresh
+    lock_changes = {ch["name"]: ch["kind"] for ch in document["lock"]["changes"]}
+    assert lock_changes == {"zeta": "upgraded"}
+    assert (repo / ".github" / "CODEOWNERS").read_text() == "* @dev-team\n"
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
+    assert [f["severity"] for f in document["findings"]] == ["warning"]  # the inert foo-bar source
+    owner = os.stat(repo / "uv.lock")
+    assert (owner.st_uid, owner.st_gid) == (os.getuid(), os.getgid())
+
+    git(repo, "commit", "-qm", "sync main into dev")
+    before = snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS")
+    again = depsync(repo, "reconcile", "--dev", "dev", "--main", "main", env=env_for(material))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_failed_relock_leaves_files_byte_identical(small_repo: Path, material: LocalMaterial) -> None:
+    repo = small_repo
+    git(repo, "checkout", "-q", "main")
+    text = (repo / "pyproject.toml").read_text().replace(material.git.commits["c2"], "0" * 40)  # a commit that does not exist
+    (repo / "pyproject.toml").write_text(text)
+    git(repo, "commit", "-qam", "main: zeta at a missing commit")
+    git(repo, "checkout", "-q", "sync")
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
+    before = snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS")
+    unmerged = git(repo, "diff", "--name-only", "--diff-filter=U")
+    result = depsync(repo, "reconcile", "--dev", "dev", "--no-fetch", env=env_for(material))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("depsync: error: uv ") and "lock failed, nothing changed" in lines[0]
+    assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == unmerged
+
+
+def test_no_merge_plans_from_refs(small_repo: Path, material: LocalMaterial) -> None:
+    result = depsync(small_repo, "reconcile", "--dev", "dev", "--main", "main", "--no-merge", "--dry-run", "--no-fetch", env=env_for(material))
+    assert result.returncode == 0, result.stderr
+    assert "| `zeta` |" in result.stdout and "main changed" in result.stdout
+
+
+def test_rev_order_from_the_source_repository(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    # main moves zeta back from c2 to c1 while dev sits on c2: a downgrade must not be taken silently
+    c = material.git.commits
+    repo = small_repo
+    git(repo, "checkout", "-q", "dev")
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text().replace(f'rev = "{c["c1"]}" }}\neta', f'rev = "{c["c2"]}" }}\neta'))
+    git(repo, "commit", "-qam", "dev: zeta c2")
+    git(repo, "checkout", "-q", "-b", "main2", "dev")
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text().replace(f'rev = "{c["c2"]}" }}\neta', f'rev = "{c["c1"]}" }}\neta'))
+    git(repo, "commit", "-qam", "main2: zeta back to c1")
+    git(repo, "checkout", "-q", "dev")
+    # base is dev's new head: base == dev for zeta, main changed it to an older commit
+    env = dict(env_for(material), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    plan = tmp_path / "plan.json"
+    result = depsync(repo, "reconcile", "--dev", "dev", "--main", "main2", "--no-merge", "--dry-run", "--plan-json", str(plan), env=env)
+    zeta = next(d for d in json.loads(plan.read_text())["sources"] if d["name"] == "zeta")
+    assert result.returncode == 1
+    assert zeta["result"]["rev"] == c["c2"] and "older" in zeta["reason"]
