@@ -245,3 +245,76 @@ def test_rev_order_from_the_source_repository(small_repo: Path, material: LocalM
     zeta = next(d for d in json.loads(plan.read_text())["sources"] if d["name"] == "zeta")
     assert result.returncode == 1
     assert zeta["result"]["rev"] == c["c2"] and "older" in zeta["reason"]
+
+
+# -- every row of the three-way table in one real history, list-shaped sources included -----
+
+ROWS_BASE = {
+    "same": '{ git = "https://h/same.git", rev = "' + "1" * 40 + '" }',
+    "both": '{ git = "https://h/both.git", rev = "' + "1" * 40 + '" }',
+    "mainchg": '{ git = "https://h/mainchg.git", rev = "' + "1" * 40 + '" }',
+    "devchg": '{ git = "https://h/devchg.git", rev = "' + "1" * 40 + '" }',
+    "devrm": '{ git = "https://h/devrm.git", rev = "' + "1" * 40 + '" }',
+    "conflict": '{ git = "https://h/conflict.git", rev = "' + "1" * 40 + '" }',
+    "listy": "[\n"
+    '    { git = "https://h/listy.git", tag = "v1", marker = "sys_platform == \'linux\'" },\n'
+    '    { path = "vendor/listy", marker = "sys_platform != \'linux\'" },\n'
+    "]",
+}
+
+
+def rows_pyproject(sources: dict[str, str]) -> str:
+    deps = ", ".join(f'"{name}"' for name in ("same", "both", "mainchg", "devchg", "devrm", "conflict", "listy", "mainadd", "devadd"))
+    body = "\n".join(f"{name} = {value}" for name, value in sources.items())
+    return f'[project]\nname = "rows"\nversion = "0"\ndependencies = [{deps}]\n\n[tool.uv.sources]\n{body}\n\n# trailing comment stays\n'
+
+
+def test_every_row_of_the_table_in_a_real_merge(tmp_path: Path) -> None:
+    repo = tmp_path / "rows"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_files(repo, {"pyproject.toml": rows_pyproject(ROWS_BASE), "uv.lock": "version = 1\nrevision = 3\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    two = "2" * 40
+    dev = dict(ROWS_BASE)
+    dev["both"] = dev["both"].replace("1" * 40, two)
+    dev["devchg"] = dev["devchg"].replace("1" * 40, two)
+    del dev["devrm"]
+    dev["conflict"] = dev["conflict"].replace("1" * 40, two)
+    dev["devadd"] = '{ git = "https://h/devadd.git", rev = "' + two + '" }'
+    main = dict(ROWS_BASE)
+    main["both"] = main["both"].replace("1" * 40, two)
+    main["mainchg"] = main["mainchg"].replace("1" * 40, two)
+    main["conflict"] = main["conflict"].replace("1" * 40, "3" * 40)
+    main["listy"] = main["listy"].replace('tag = "v1"', 'tag = "v2"')
+    main["mainadd"] = '{ git = "https://h/mainadd.git", rev = "' + two + '" }'
+    git(repo, "checkout", "-q", "-b", "dev")
+    write_files(repo, {"pyproject.toml": rows_pyproject(dev)})
+    git(repo, "commit", "-qam", "dev")
+    git(repo, "checkout", "-q", "main")
+    write_files(repo, {"pyproject.toml": rows_pyproject(main)})
+    git(repo, "commit", "-qam", "main")
+    git(repo, "checkout", "-q", "-b", "sync", "dev")
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
+    assert "<<<<<<<" in (repo / "pyproject.toml").read_text()
+
+    plan = tmp_path / "plan.json"
+    result = depsync(repo, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--plan-json", str(plan))
+    assert result.returncode == 1  # the conflict
+    cases = {d["name"]: (d["case"], d["taken_from"]) for d in json.loads(plan.read_text())["sources"]}
+    assert cases == {
+        "same": ("unchanged", "dev"),
+        "both": ("same-change", "dev"),
+        "mainchg": ("main-changed", "main"),
+        "devchg": ("dev-changed", "dev"),
+        "conflict": ("conflict", "dev"),
+        "listy": ("main-changed", "main"),
+        "devadd": ("dev-added", "dev"),
+        "mainadd": ("main-added", "main"),
+        "devrm": ("dev-removed", "none"),
+    }
+    text = (repo / "pyproject.toml").read_text()
+    assert "<<<<<<<" not in text and text.endswith("# trailing comment stays\n")
+    assert 'tag = "v2", marker = "sys_platform == \'linux\'"' in text and "devrm" not in text.split("[tool.uv.sources]")[1]
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
