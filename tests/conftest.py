@@ -15,6 +15,21 @@ MEGATRON = SHARED / "fixtures" / "megatron-lm"
 BUNDLED = REPO / "fixtures"
 
 
+# DESIGN.md, "Current real snapshot": the three-way case of each source in the Megatron data
+MEGATRON_SOURCE_CASES = {
+    "flash_mla": "unchanged",
+    "fast-hadamard-transform": "unchanged",
+    "emerging_optimizers": "same-change",
+    "nvidia-cudnn-frontend": "dev-added",
+    "mamba-ssm": "dev-removed",
+    "nemo-run": "main-changed",
+    "deep_gemm": "main-added",
+    "nemo-lens": "main-added",
+    "torch-memory-saver": "main-added",
+    "transformer-engine": "conflict",
+}
+
+
 def megatron(side: str, name: str) -> str:
     path = MEGATRON / side / name
     if not path.exists():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MEGATRON, git, write_files
+from conftest import MEGATRON, MEGATRON_SOURCE_CASES, git, write_files
 from uvprojects import LocalMaterial, build_local_material, run_uv, uv_check
 
 
@@ -64,18 +64,7 @@ def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> N
     assert result.returncode == 1, result.stderr  # transformer-engine is a conflict: needs review
     document = json.loads(plan.read_text())
     cases = {d["name"]: d["case"] for d in document["sources"]}
-    assert cases == {
-        "flash_mla": "unchanged",
-        "fast-hadamard-transform": "unchanged",
-        "emerging_optimizers": "same-change",
-        "nvidia-cudnn-frontend": "dev-added",
-        "mamba-ssm": "dev-removed",
-        "nemo-run": "main-changed",
-        "deep_gemm": "main-added",
-        "nemo-lens": "main-added",
-        "torch-memory-saver": "main-added",
-        "transformer-engine": "conflict",
-    }
+    assert cases == MEGATRON_SOURCE_CASES
     te = next(d for d in document["sources"] if d["name"] == "transformer-engine")
     assert te["needs_review"] and te["result"]["rev"].startswith("f031cf87")
     assert any("dev commit" in e for e in te["evidence"])

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from conftest import megatron
+from conftest import MEGATRON_SOURCE_CASES, megatron
 from depsync.sources import Evidence, Policy, describe, merge_sources, normalize
 
 A = {"git": "https://example.com/a.git", "rev": "a" * 40}
@@ -87,18 +87,7 @@ def test_megatron_snapshot_matches_design() -> None:
     dev_requires = frozenset({"transformer-engine", "nemo-run", "emerging-optimizers", "flash-mla", "fast-hadamard-transform", "nvidia-cudnn-frontend", "mamba-ssm"})
     decisions = {d.name: d for d in merge_sources(sources("base"), sources("dev"), sources("main"), evidence=Evidence(dev_requires=dev_requires))}
     cases = {name: d.case for name, d in decisions.items()}
-    assert cases == {
-        "flash_mla": "unchanged",
-        "fast-hadamard-transform": "unchanged",
-        "emerging_optimizers": "same-change",
-        "nvidia-cudnn-frontend": "dev-added",
-        "mamba-ssm": "dev-removed",
-        "nemo-run": "main-changed",
-        "deep_gemm": "main-added",
-        "nemo-lens": "main-added",
-        "torch-memory-saver": "main-added",
-        "transformer-engine": "conflict",
-    }
+    assert cases == MEGATRON_SOURCE_CASES
     assert decisions["transformer-engine"].result["rev"].startswith("f031cf87")  # dev keeps its pin
     assert decisions["transformer-engine"].needs_review
     assert decisions["nemo-run"].result["rev"].startswith("e3935393")
