@@ -57,6 +57,20 @@ def parser() -> argparse.ArgumentParser:
     reconcile.add_argument("--plan-json", type=Path, help="write the plan as JSON (schema depsync.reconcile/1) here")
     reconcile.add_argument("--timeout", type=float, default=1800, help="seconds uv lock may take (default 1800)")
     reconcile.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    lock = commands.add_parser("lock", help="uv lock inside the CI image with the image's uv version, written back atomically")
+    lock.add_argument("path", nargs="?", default=".", type=Path, help="project root (default: .)")
+    lock.add_argument("--runner", choices=("auto", "docker", "local"), default="auto", help="where uv runs (auto: docker when an engine answers)")
+    lock.add_argument("--image", help="CI image (default: [tool.depsync] image, else the Dockerfile's FROM)")
+    lock.add_argument("--build", action="store_true", help="build the Dockerfile first and lock in the result")
+    lock.add_argument("--target", help="Dockerfile target stage for --build")
+    lock.add_argument("--build-arg", action="append", type=_build_arg, default=[], metavar="NAME=VALUE")
+    lock.add_argument("--upgrade", action="store_true", help="allow upgrades of all packages")
+    lock.add_argument("--upgrade-package", action="append", default=[], metavar="NAME", help="allow upgrades of one package (repeatable)")
+    lock.add_argument("--check", action="store_true", help="only check that uv.lock is fresh (uv lock --check in the image)")
+    lock.add_argument("--timeout", type=float, default=1800, help="seconds uv may take (default 1800)")
+    lock.add_argument("--summary", type=Path, help="write a Markdown summary of the changes here")
+    lock.add_argument("--cache-volume", default="depsync-uv-cache", help="named volume for uv's cache (default depsync-uv-cache)")
+    lock.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
 
@@ -79,6 +93,25 @@ def _run(args: argparse.Namespace) -> int:
             overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         )
         return check.run(options)
+    if args.command == "lock":
+        from depsync.commands import lock
+
+        return lock.run(
+            lock.LockOptions(
+                root=args.path,
+                runner=args.runner,
+                image=args.image,
+                build=args.build,
+                target=args.target,
+                build_args=dict(args.build_arg),
+                upgrade=args.upgrade,
+                upgrade_packages=tuple(args.upgrade_package),
+                check=args.check,
+                timeout=args.timeout,
+                summary=args.summary,
+                cache_volume=args.cache_volume,
+            )
+        )
     if args.command == "reconcile":
         from depsync.commands import reconcile
 

@@ -29,6 +29,7 @@ class Config:
     conflict_policy: str = "dev"  # who wins a [tool.uv.sources] conflict in reconcile
     owned_by_dev: tuple[str, ...] = ()  # packages whose source dev always keeps
     prefer: dict[str, str] = field(default_factory=dict)  # per package: "dev" or "main"
+    image: str | None = None  # CI image for `depsync lock` (default: derived from the Dockerfile)
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -46,6 +47,7 @@ _KEYS = {
     "conflict-policy": 'reconcile: who wins when both sides changed a source, "dev" (default) or "main"',
     "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
     "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
+    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see README)",
 }
 
 
@@ -114,7 +116,7 @@ def load_config(table: dict[str, Any]) -> Config:
     config = Config()
     changes: dict[str, Any] = {}
     for key, value in table.items():
-        if key in ("pyproject", "lock", "owner-ref", "upstream-ref"):
+        if key in ("pyproject", "lock", "owner-ref", "upstream-ref", "image"):
             changes[key.replace("-", "_")] = _str(value, key)
         elif key in ("protected-paths", "allowed-hosts"):
             changes[key.replace("-", "_")] = _str_list(value, key)

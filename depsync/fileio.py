@@ -10,15 +10,19 @@ from pathlib import Path
 def write_atomic(path: Path, data: bytes) -> None:
     """Write data to path via a temp file in the same directory and os.replace (keeps the mode)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:  # a new file gets the mode open() would give it, not mkstemp's 0600
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".depsync-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -51,3 +51,39 @@ def run_uv(args: list[str], project: Path, version: str | None = None, timeout: 
     except subprocess.TimeoutExpired:
         raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
     return UvResult(result.returncode, redact(result.stdout), redact(result.stderr), used)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "depsync"
+
+
+def uv_binary(version: str) -> Path:
+    """A Linux uv binary of exactly this version, from the uv wheel on the package index, cached."""
+    import sys
+    import tempfile
+    import zipfile
+
+    target = cache_root() / "uv" / version / "uv"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest", tmp, f"uv=={version}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wheels = list(Path(tmp).glob("uv-*.whl"))
+        if result.returncode != 0 or not wheels:
+            raise DepsyncError(f"could not download uv {version} from the package index: {redact(result.stderr.strip().splitlines()[-1:][0] if result.stderr.strip() else 'no wheel')}")
+        with zipfile.ZipFile(wheels[0]) as archive:
+            member = next((n for n in archive.namelist() if n.endswith("/scripts/uv")), None)
+            if member is None:
+                raise DepsyncError(f"the uv {version} wheel has no uv binary")
+            partial = target.with_suffix(".partial")
+            partial.write_bytes(archive.read(member))
+            partial.chmod(0o755)
+            os.replace(partial, target)
+    return target
