@@ -79,10 +79,12 @@ def choose_runner(options: LockOptions, config: Config, pyproject: Pyproject, do
     version = wanted_uv_version(pyproject, dockerfile)
     if options.runner == "local":
         return LocalRunner(version), "local runner (--runner local)"
-    from depsync.runners.docker import DockerRunner, engine_available
+    from depsync.runners.docker import DockerRunner, client, engine_available
 
     if options.runner == "auto" and not engine_available():
         return LocalRunner(version), "local runner: no Docker engine answers"
+    if options.runner == "docker":
+        client()  # fail now, with what to do, before anything starts
     image = options.image or config.image
     how = "--image" if options.image else "[tool.depsync] image" if config.image else ""
     if options.build:

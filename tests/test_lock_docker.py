@@ -1,0 +1,202 @@
+"""`depsync lock` with a real Docker engine and the test image from containers/setup-engine.sh.
+
+Everything here runs uv inside a real container; nothing is faked. The engine and the
+image are prepared by .ci/run (or by hand: `bash containers/setup-engine.sh`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from uvprojects import build_find_links
+
+IMAGE = os.environ.get("DEPSYNC_TEST_IMAGE", "depsync-test:bookworm")
+SLOW_IMAGE = "depsync-test:slow-uv"
+LABEL = "io.depsync.run"
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def engine():  # type: ignore[no-untyped-def]
+    import docker
+
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+        client.images.get(IMAGE)
+    except Exception as exc:  # the engine is part of the test environment: its absence is a failure
+        pytest.fail(f"no Docker engine or no {IMAGE} image ({exc}); run containers/setup-engine.sh first")
+    return client
+
+
+@pytest.fixture(scope="module")
+def slow_image(engine, tmp_path_factory: pytest.TempPathFactory) -> str:  # type: ignore[no-untyped-def]
+    """The test image with a uv that sleeps before `lock`, to interrupt a run that is under way."""
+    context = tmp_path_factory.mktemp("slow-uv")
+    (context / "Dockerfile").write_text(
+        f"FROM {IMAGE}\n"
+        "RUN mv /usr/local/bin/uv /usr/local/bin/uv.real && "
+        "printf '#!/bin/sh\\ncase \"$1\" in lock) echo sleeping >&2; sleep 60;; esac\\nexec /usr/local/bin/uv.real \"$@\"\\n' > /usr/local/bin/uv && "
+        "chmod 755 /usr/local/bin/uv\n"
+    )
+    engine.images.build(path=str(context), tag=SLOW_IMAGE, rm=True)
+    return SLOW_IMAGE
+
+
+def leftovers(engine) -> list:  # type: ignore[no-untyped-def]
+    return engine.containers.list(all=True, filters={"label": LABEL})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project whose index (a flat wheel directory) lives inside it: only the project is mounted."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    build_find_links(root / "wheels")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha>=1.0", "gamma"]\n\n'
+        '[[tool.uv.index]]\nname = "local"\nurl = "wheels"\nformat = "flat"\ndefault = true\n'
+    )
+    return root
+
+
+def depsync(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "depsync", "lock", str(project), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_container_and_host_give_the_same_lock(engine, project: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    in_container = depsync(project, "--runner", "docker", "--image", IMAGE)
+    assert in_container.returncode == 0, in_container.stderr
+    assert "docker runner" in in_container.stderr
+    container_lock = (project / "uv.lock").read_bytes()
+    stat = os.stat(project / "uv.lock")
+    assert (stat.st_uid, stat.st_gid) == (os.getuid(), os.getgid())
+    assert all(os.stat(p).st_uid == os.getuid() for p in project.rglob("*"))
+    (project / "uv.lock").unlink()
+    on_host = depsync(project, "--runner", "local")
+    assert on_host.returncode == 0, on_host.stderr
+    assert (project / "uv.lock").read_bytes() == container_lock
+    assert leftovers(engine) == []
+
+
+def test_pinned_uv_072_is_provided_and_used(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / "docker").mkdir()
+    (project / "docker" / "Dockerfile.ci.dev").write_text(f"ARG UV_VERSION=0.7.2\nFROM {IMAGE}\nRUN uv sync --locked\n")
+    result = depsync(project, "--runner", "docker", "--image", IMAGE)
+    assert result.returncode == 0, result.stderr
+    assert "used uv 0.7.2 (pinned)" in result.stderr
+    assert "depsync: uv 0.7.2 via docker runner" in result.stderr
+    assert (project / "uv.lock").read_text().startswith("version = 1\n")
+    check = depsync(project, "--runner", "docker", "--image", IMAGE, "--check")
+    assert check.returncode == 0, check.stderr
+
+
+def test_upgrade_package_and_summary(engine, project: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(text.replace('"alpha>=1.0"', '"alpha<2"'))
+    assert depsync(project, "--runner", "docker", "--image", IMAGE).returncode == 0
+    (project / "pyproject.toml").write_text(text)
+    summary = tmp_path / "summary.md"
+    result = depsync(project, "--runner", "docker", "--image", IMAGE, "--upgrade-package", "alpha", "--summary", str(summary))
+    assert result.returncode == 0, result.stderr
+    assert "upgraded" in result.stdout and "alpha" in result.stdout
+    assert "| `alpha` | upgraded | 1.1 (registry) | 2.0 (registry) | yes |" in summary.read_text()
+
+
+def test_resolution_error_leaves_lock_untouched(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    assert depsync(project, "--runner", "docker", "--image", IMAGE).returncode == 0
+    before = (project / "uv.lock").read_bytes()
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"gamma"', '"gamma", "nosuchpkg"'))
+    result = depsync(project, "--runner", "docker", "--image", IMAGE)
+    assert result.returncode == 2
+    error = [line for line in result.stderr.splitlines() if line.startswith("depsync: error:")]
+    assert len(error) == 1 and "lock failed; uv.lock is unchanged" in error[0] and "nosuchpkg" in error[0]
+    assert (project / "uv.lock").read_bytes() == before
+    assert leftovers(engine) == []
+
+
+def test_timeout_stops_and_removes_the_container(engine, slow_image: str, project: Path) -> None:  # type: ignore[no-untyped-def]
+    assert depsync(project, "--runner", "local").returncode == 0
+    before = (project / "uv.lock").read_bytes()
+    started = time.monotonic()
+    result = depsync(project, "--runner", "docker", "--image", slow_image, "--timeout", "3")
+    assert time.monotonic() - started < 40
+    assert result.returncode == 2
+    assert "did not finish within 3s" in result.stderr
+    assert (project / "uv.lock").read_bytes() == before
+    assert leftovers(engine) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_run_removes_the_container(engine, slow_image: str, project: Path, signum: int) -> None:  # type: ignore[no-untyped-def]
+    assert depsync(project, "--runner", "local").returncode == 0
+    before = (project / "uv.lock").read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "depsync", "lock", str(project), "--runner", "docker", "--image", slow_image],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not [c for c in leftovers(engine) if c.labels.get(LABEL) == "lock" and c.status == "running"]:
+        assert time.monotonic() < deadline, "the lock container never started"
+        time.sleep(0.2)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert (project / "uv.lock").read_bytes() == before
+    assert leftovers(engine) == []
+
+
+def test_engine_unreachable(project: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    result = depsync(project, "--runner", "docker", "--image", IMAGE, env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no Docker engine answers" in lines[0] and "--runner local" in lines[0]
+    assert not (project / "uv.lock").exists()
+
+
+def test_missing_image_says_what_to_do(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    result = depsync(project, "--runner", "docker", "--image", "depsync-test:does-not-exist")
+    assert result.returncode == 2
+    assert "is not on this engine and pulling it failed" in result.stderr and "--build" in result.stderr
+
+
+def test_tokens_never_appear_in_output(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    token, password = "ghp_plantedTokenValue123", "plantedPasswordValue456"
+    text = (project / "pyproject.toml").read_text().replace('"gamma"', '"gamma", "secretpkg"')
+    text += f'\n[tool.uv.sources]\nsecretpkg = {{ git = "https://user:{token}@git.invalid/secret.git" }}\n'
+    (project / "pyproject.toml").write_text(text)
+    env = dict(os.environ, UV_INDEX_PRIVATE_PASSWORD=password, UV_INDEX_PRIVATE_USERNAME="someone")
+    result = depsync(project, "--runner", "docker", "--image", IMAGE, env=env)
+    assert result.returncode == 2  # git.invalid cannot be fetched
+    assert token not in result.stdout + result.stderr
+    assert password not in result.stdout + result.stderr
+    assert leftovers(engine) == []
+
+
+def test_build_the_dockerfile_target(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / "docker").mkdir()
+    (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {IMAGE} AS main\nENV DEPSYNC_BUILT=1\n")
+    result = depsync(project, "--runner", "docker", "--build", "--target", "main")
+    assert result.returncode == 0, result.stderr
+    assert "built from docker/Dockerfile.ci.dev" in result.stderr
+
+
+def test_auto_uses_docker_and_image_from_config(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text() + f'\n[tool.depsync]\nimage = "{IMAGE}"\n')
+    result = depsync(project)
+    assert result.returncode == 0, result.stderr
+    assert f"docker runner, image {IMAGE} ([tool.depsync] image)" in result.stderr
