@@ -7,14 +7,17 @@ parses. A runner never touches the caller's files.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-# not copied into the work copy: VCS data, environments and caches uv does not read
-_SKIP = (".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox")
+# not copied into the work copy: VCS data, environments, caches and build metadata uv does not read
+_SKIP = (".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", "*.egg-info")
+# files uv (or a build backend) may rewrite: always real copies, never hard links
+_WRITTEN = {"uv.lock", "pyproject.toml", "setup.cfg", "setup.py", "PKG-INFO"}
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,22 @@ class Runner(Protocol):
     def lock(self, project: Path, args: list[str], timeout: float, on_line: LineSink | None = None) -> LockRun: ...
 
 
+def _link_or_copy(source: str, destination: str) -> None:
+    """Hard-link files uv only reads (fast for large trees); copy the ones it may write."""
+    if os.path.basename(source) not in _WRITTEN:
+        try:
+            os.link(source, destination)
+            return
+        except OSError:
+            pass  # another filesystem, or links not allowed: copy
+    shutil.copy2(source, destination)
+
+
 def copy_project(project: Path, destination: Path) -> Path:
-    """Copy the project (without VCS data, venvs and caches) into destination (may exist, empty)."""
-    shutil.copytree(project, destination, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP), dirs_exist_ok=True)
+    """Copy the project (without VCS data, venvs and caches) into destination (may exist, empty).
+
+    uv replaces uv.lock by renaming a new file over it, so the hard-linked inputs of the
+    caller's tree are never written through.
+    """
+    shutil.copytree(project, destination, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP), copy_function=_link_or_copy, dirs_exist_ok=True)
     return destination

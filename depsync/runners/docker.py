@@ -110,10 +110,7 @@ class DockerRunner:
 
     def _uv(self, engine: Any) -> tuple[dict[str, dict[str, str]], str, str, tuple[str, ...]]:
         """(extra volumes, uv executable in the container, version used, notes)."""
-        try:
-            image_uv = self._run_short(engine, ["uv", "--version"]).split()[1]
-        except (DepsyncError, IndexError):
-            image_uv = ""
+        image_uv = self._image_uv(engine)
         if self.uv_version is None or image_uv == self.uv_version:
             if not image_uv:
                 raise DepsyncError(f"{self.image} has no uv and no version is pinned (ARG UV_VERSION) to provide one")
@@ -123,6 +120,32 @@ class DockerRunner:
         binary = uv_binary(self.uv_version)
         note = f"{self.image} has uv {image_uv or 'none'}; used uv {self.uv_version} (pinned) from depsync's cache"
         return {str(binary): {"bind": UV_MOUNT, "mode": "ro"}}, UV_MOUNT, self.uv_version, (note,)
+
+    def _image_uv(self, engine: Any) -> str:
+        """The uv version inside the image ("" when it has none), remembered per image id."""
+        import json
+
+        from depsync.uv import cache_root
+
+        image_id = engine.images.get(self.image).id
+        memo = cache_root() / "image-uv.json"
+        try:
+            known = json.loads(memo.read_text()) if memo.is_file() else {}
+        except (OSError, ValueError):
+            known = {}
+        if image_id in known:
+            return str(known[image_id])
+        try:
+            version = self._run_short(engine, ["uv", "--version"]).split()[1]
+        except (DepsyncError, IndexError):
+            version = ""
+        known[image_id] = version
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            memo.write_text(json.dumps(known))
+        except OSError:
+            pass  # a cache, not a requirement
+        return version
 
     def _prepare_cache(self, engine: Any) -> None:
         """Create the cache volume once, writable by any uid (the run is not root)."""
