@@ -196,8 +196,10 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
             if locked.returncode != 0:
                 lines = [line for line in locked.output.splitlines() if line.strip()]
                 raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {' '.join(lines[-6:])}")
-            lock_text = (root / config.lock).read_text()
-            new_lock = Lock.from_text(lock_text, config.lock)  # uv's result must parse
+            if locked.new_lock is None:
+                raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
+            new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
+            write_atomic(root / config.lock, locked.new_lock)
             dev_lock = targets.get(config.lock)
             if dev_lock is not None:
                 result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
