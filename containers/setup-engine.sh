@@ -22,12 +22,15 @@ if ! docker version >/dev/null 2>&1; then
 fi
 docker version --format 'docker engine {{.Server.Version}}'
 
+UV_VERSION="$(uv --version | awk '{print $2}')"
 if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-    echo "image $IMAGE present"
-    exit 0
+    if [ "$(docker run --rm "$IMAGE" uv --version | awk '{print $2}')" = "$UV_VERSION" ]; then
+        echo "image $IMAGE present (uv $UV_VERSION)"
+        exit 0
+    fi
+    echo "image $IMAGE has another uv than the host's $UV_VERSION: rebuilding"
 fi
 
-UV_VERSION="$(uv --version | awk '{print $2}')"
 WORK="$(mktemp -d)"
 trap '$SUDO rm -rf "$WORK"' EXIT
 echo "building $IMAGE (debootstrap bookworm, uv $UV_VERSION)"
