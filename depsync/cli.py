@@ -71,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
     lock.add_argument("--summary", type=Path, help="write a Markdown summary of the changes here")
     lock.add_argument("--cache-volume", default="depsync-uv-cache", help="named volume for uv's cache (default depsync-uv-cache)")
     lock.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    diff = commands.add_parser("diff", help="what changed between two locks (files or REF:path)")
+    diff.add_argument("old", nargs="?", default="HEAD:uv.lock", help="old lock: a path or REF:path (default HEAD:uv.lock)")
+    diff.add_argument("new", nargs="?", default="uv.lock", help="new lock: a path or REF:path (default: the work tree's uv.lock)")
+    diff.add_argument("-C", dest="path", default=".", type=Path, help="repository / project root (default: .)")
+    diff.add_argument("--format", dest="output_format", choices=("human", "markdown", "json"), default="human")
+    diff.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
 
@@ -93,6 +99,10 @@ def _run(args: argparse.Namespace) -> int:
             overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         )
         return check.run(options)
+    if args.command == "diff":
+        from depsync.commands import diff
+
+        return diff.run(diff.DiffOptions(args.path, args.old, args.new, args.output_format))
     if args.command == "lock":
         from depsync.commands import lock
 

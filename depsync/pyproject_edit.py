@@ -15,7 +15,7 @@ from tomlkit.container import Container
 from tomlkit.items import AoT, Table
 
 from depsync.metadata_sync import MetadataUpdate
-from depsync.sources import SourceDecision
+from depsync.sources import SourceDecision, normalize
 
 
 def _find_key(table: Any, name: str) -> str | None:
@@ -53,11 +53,22 @@ def _sources_table(doc: tomlkit.TOMLDocument, create: bool) -> Table | None:
     return sources
 
 
-def apply_plan(dev_text: str, main_text: str, decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> str:
-    doc = tomlkit.parse(dev_text)
+def _current(sources: Table | None, name: str) -> Any:
+    key = _find_key(sources, name) if sources is not None else None
+    return sources[key].unwrap() if key is not None else None
+
+
+def apply_plan(text: str, main_text: str, decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> str:
+    """Make text's [tool.uv.sources] what the decisions say, then apply the metadata updates.
+
+    text is usually dev's pyproject; entries it already has right are not touched, so
+    the same call also aligns main's or the merge-base's text (the merge driver).
+    """
+    doc = tomlkit.parse(text)
     main_doc = tomlkit.parse(main_text)
     main_sources = _sources_table(main_doc, create=False)
-    changing = [d for d in decisions if d.changes_dev]
+    present = _sources_table(doc, create=False)
+    changing = [d for d in decisions if normalize(_current(present, d.name)) != normalize(d.result)]
     if changing:
         sources = _sources_table(doc, create=any(d.result is not None for d in changing))
         for decision in changing:
@@ -99,3 +110,34 @@ def _apply_metadata(doc: tomlkit.TOMLDocument, main_doc: tomlkit.TOMLDocument, u
                 entry[field] = main_entry[field]  # main's formatting of the value
             else:
                 entry[field] = new
+
+
+def align_metadata(text: str, final_text: str, names: Sequence[str]) -> str:
+    """Make text's dependency-metadata entries for names equal to final_text's (add, replace, remove)."""
+    doc, final = tomlkit.parse(text), tomlkit.parse(final_text)
+    wanted = {canonicalize_name(n) for n in names}
+    final_entries = {canonicalize_name(str(e["name"])): e for e in final.get("tool", {}).get("uv", {}).get("dependency-metadata", [])}
+    uv = doc.get("tool", {}).get("uv")
+    if uv is None:
+        return text
+    entries = uv.get("dependency-metadata")
+    mine = {canonicalize_name(str(e["name"])): e for e in entries} if entries is not None else {}
+    changed = False
+    for name in sorted(wanted):
+        target, current = final_entries.get(name), mine.get(name)
+        if target is None and current is not None:
+            entries.remove(current)
+            changed = True
+        elif target is not None and current is None:
+            if entries is None:
+                uv["dependency-metadata"] = entries = AoT([])
+            entries.append(target)
+            changed = True
+        elif target is not None and current is not None and target.unwrap() != current.unwrap():
+            for key in list(current.keys()):
+                if key not in target:
+                    del current[key]
+            for key, value in target.items():
+                current[key] = value
+            changed = True
+    return tomlkit.dumps(doc) if changed else text

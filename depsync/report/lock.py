@@ -6,7 +6,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from depsync.lockdiff import PackageChange, summarize
+from depsync.lockdiff import PackageChange
+from depsync.report.lockdiff import print_table
+from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 
 
 class LockProgress:
@@ -41,29 +43,11 @@ class LockProgress:
 
 
 def print_changes(changes: Sequence[PackageChange], stream: TextIO, *, written: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=stream, highlight=False)
     if not written:
-        console.print("uv.lock unchanged")
+        print("uv.lock unchanged", file=stream)
         return
-    if not changes:
-        console.print("uv.lock rewritten; no package changed")
-        return
-    table = Table(title="uv.lock changes")
-    for column in ("package", "change", "before", "after", "direct"):
-        table.add_column(column)
-    for change in changes:
-        table.add_row(change.name, change.kind, change.old, change.new, "yes" if change.direct else "")
-    console.print(table)
-    console.print(", ".join(f"{n} {k}" for k, n in sorted(summarize(changes).items())))
+    print_table(changes, stream)
 
 
 def to_markdown(changes: Sequence[PackageChange], uv_version: str, how: str) -> str:
-    lines = ["## depsync lock", "", f"uv {uv_version} via {how}.", ""]
-    if not changes:
-        return "\n".join(lines + ["No package changed.", ""])
-    lines += ["| package | change | before | after | direct |", "|---|---|---|---|---|"]
-    lines += [f"| `{c.name}` | {c.kind} | {c.old} | {c.new} | {'yes' if c.direct else ''} |" for c in changes]
-    return "\n".join(lines + [""])
+    return lockdiff_markdown(changes, f"## depsync lock\n\nuv {uv_version} via {how}.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from depsync.lockdiff import summarize
+from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 from depsync.redact import redact
 from depsync.sources import describe
 
@@ -62,12 +62,7 @@ def to_markdown(result: Reconciliation) -> str:
     lines += [f"- `{p}`" for p in result.restored] or ["- none needed"]
     lines += ["", "### Lock", "", f"- {result.lock_note or 'not relocked (dry run)'}"]
     if result.lock_changes is not None:
-        counts = summarize(result.lock_changes)
-        lines.append("- " + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no package changed"))
-        if result.lock_changes:
-            lines += ["", "<details><summary>Package changes</summary>", "", "| package | change | before | after | direct |", "|---|---|---|---|---|"]
-            lines += [f"| `{c.name}` | {c.kind} | {c.old} | {c.new} | {'yes' if c.direct else ''} |" for c in result.lock_changes]
-            lines += ["", "</details>"]
+        lines += ["", lockdiff_markdown(result.lock_changes).rstrip()]
     if not result.dry_run:
         lines += ["", "### depsync check", ""]
         lines += [f"- {f.severity} `{f.rule}` {f.file}:{f.line}: {_cell(f.message)}" for f in result.findings] or ["- clean"]
