@@ -77,6 +77,29 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("-C", dest="path", default=".", type=Path, help="repository / project root (default: .)")
     diff.add_argument("--format", dest="output_format", choices=("human", "markdown", "json"), default="human")
     diff.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    driver = commands.add_parser("merge-driver", help="git merge driver for uv.lock / pyproject.toml (see `depsync install`)")
+    driver.add_argument("kind", choices=("lock", "pyproject"))
+    driver.add_argument("base", type=Path, help="%%O")
+    driver.add_argument("ours", type=Path, help="%%A (the result is written here)")
+    driver.add_argument("theirs", type=Path, help="%%B")
+    driver.add_argument("path", help="%%P")
+    driver.add_argument("--relock", action="store_true", help="lock driver: relock against the merged pyproject (local runner)")
+    driver.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    install = commands.add_parser("install", help="register the merge drivers (.gitattributes, git config) and optionally the pre-push guard")
+    install.add_argument("path", nargs="?", default=".", type=Path)
+    install.add_argument("--uninstall", action="store_true", help="remove what install added")
+    install.add_argument("--pre-push", action="store_true", help="also install a pre-push hook running `depsync guard`")
+    install.add_argument("--relock", action="store_true", help="the lock driver relocks against the merged pyproject")
+    install.add_argument("--command", dest="command_line", help="how git calls depsync (default: `depsync` on PATH, else this Python)")
+    install.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    guard = commands.add_parser("guard", help="pre-push invariants of a sync merge commit")
+    guard.add_argument("path", nargs="?", default=".", type=Path)
+    guard.add_argument("--ref", default="HEAD", help="the merge commit to check (default HEAD)")
+    guard.add_argument("--dev", help="dev parent (default: the merge's parent on the owner ref, else the first)")
+    guard.add_argument("--main", help="main parent (with --dev: checks a non-merge commit too)")
+    guard.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
 
@@ -99,6 +122,18 @@ def _run(args: argparse.Namespace) -> int:
             overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         )
         return check.run(options)
+    if args.command == "merge-driver":
+        from depsync.commands import merge_driver
+
+        return merge_driver.run(merge_driver.DriverOptions(args.kind, args.base, args.ours, args.theirs, args.path, args.relock))
+    if args.command == "install":
+        from depsync.commands import install
+
+        return install.run(install.InstallOptions(args.path, args.uninstall, args.pre_push, args.relock, args.command_line))
+    if args.command == "guard":
+        from depsync.commands import guard
+
+        return guard.run(guard.GuardOptions(args.path, args.ref, args.dev, args.main))
     if args.command == "diff":
         from depsync.commands import diff
 

@@ -100,3 +100,29 @@ def describe_ref(root: Path, commit: str) -> str:
     result = _git(root, "name-rev", "--name-only", "--no-undefined", commit, check=False)
     name = result.stdout.decode().strip()
     return name.removeprefix("remotes/") if result.returncode == 0 and name else commit
+
+
+def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] = ("ours", "base", "theirs")) -> tuple[str, bool]:
+    """git's own three-way text merge of three versions: (result with markers if any, clean)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="depsync-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_text(text)
+            paths.append(str(path))
+        args = ["merge-file", "-p", "-L", labels[0], "-L", labels[1], "-L", labels[2], *paths]
+        result = subprocess.run(["git", *args], capture_output=True, check=False)
+    if result.returncode < 0 or result.returncode > 127:
+        raise DepsyncError(f"git merge-file failed: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout.decode(), result.returncode == 0
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    return _git(root, "merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+
+
+def parents(root: Path, commit: str) -> list[str]:
+    line = _git(root, "rev-list", "--parents", "-n", "1", commit).stdout.decode().split()
+    return line[1:]

@@ -58,15 +58,32 @@ def _current(sources: Table | None, name: str) -> Any:
     return sources[key].unwrap() if key is not None else None
 
 
-def apply_plan(text: str, main_text: str, decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> str:
+def _as_item(value: Any) -> Any:
+    """A plain source value as TOML writes sources: inline tables, arrays of inline tables."""
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update(value)
+        return table
+    if isinstance(value, list):
+        array = tomlkit.array()
+        array.extend(_as_item(v) for v in value)
+        return array
+    return value
+
+
+def apply_plan(
+    text: str, main_text: str, decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate], dev_text: str | None = None
+) -> str:
     """Make text's [tool.uv.sources] what the decisions say, then apply the metadata updates.
 
     text is usually dev's pyproject; entries it already has right are not touched, so
-    the same call also aligns main's or the merge-base's text (the merge driver).
+    the same call also aligns main's or the merge-base's text (the merge driver; pass
+    dev_text then). A value is copied as the side it comes from wrote it.
     """
     doc = tomlkit.parse(text)
     main_doc = tomlkit.parse(main_text)
     main_sources = _sources_table(main_doc, create=False)
+    dev_sources = _sources_table(tomlkit.parse(dev_text), create=False) if dev_text is not None else None
     present = _sources_table(doc, create=False)
     changing = [d for d in decisions if normalize(_current(present, d.name)) != normalize(d.result)]
     if changing:
@@ -78,7 +95,13 @@ def apply_plan(text: str, main_text: str, decisions: Sequence[SourceDecision], m
                     del sources[key]
                 continue
             main_key = _find_key(main_sources, decision.name) if main_sources is not None else None
-            value = main_sources[main_key] if decision.taken_from == "main" and main_key else decision.result
+            dev_key = _find_key(dev_sources, decision.name) if dev_sources is not None else None
+            if decision.taken_from == "main" and main_key:
+                value = main_sources[main_key]
+            elif decision.taken_from == "dev" and dev_key:
+                value = dev_sources[dev_key]
+            else:
+                value = _as_item(decision.result)
             if key is not None:
                 sources[key] = value
             else:

@@ -113,7 +113,8 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         raise DepsyncError(f"{root} is not a git repository")
     merging = git.merge_head(root)
     work = FileReader(root)
-    dev_ref = options.dev or _config(work, work, "pyproject.toml").owner_ref
+    # the work tree may hold conflict markers: HEAD (the branch made from dev) knows the config then
+    dev_ref = options.dev or _config(work, FileReader(root, "HEAD"), "pyproject.toml").owner_ref
     dev_commit = git.resolve(root, dev_ref)
     config = _config(FileReader(root, dev_commit), work, "pyproject.toml")
     main_ref = options.main or (git.describe_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)

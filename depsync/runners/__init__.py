@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -35,7 +35,9 @@ LineSink = Callable[[str], None]
 class Runner(Protocol):
     name: str
 
-    def lock(self, project: Path, args: list[str], timeout: float, on_line: LineSink | None = None) -> LockRun: ...
+    def lock(self, project: Path, args: list[str], timeout: float, on_line: LineSink | None = None, replace: Mapping[str, bytes] | None = None) -> LockRun:
+        """Run `uv lock ARGS` on a copy of project, with `replace` (relative path -> bytes) written into the copy first."""
+        ...
 
 
 def _link_or_copy(source: str, destination: str) -> None:
@@ -47,6 +49,13 @@ def _link_or_copy(source: str, destination: str) -> None:
         except OSError:
             pass  # another filesystem, or links not allowed: copy
     shutil.copy2(source, destination)
+
+
+def write_replacements(copy: Path, replace: Mapping[str, bytes] | None) -> None:
+    for relative, data in (replace or {}).items():
+        target = copy / relative
+        target.unlink(missing_ok=True)  # never write through a hard link
+        target.write_bytes(data)
 
 
 def copy_project(project: Path, destination: Path) -> Path:

@@ -14,13 +14,14 @@ import signal
 import ssl
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from depsync.errors import DepsyncError
 from depsync.redact import redact, secret_values
-from depsync.runners import LineSink, LockRun, copy_project
+from depsync.runners import LineSink, LockRun, copy_project, write_replacements
 
 WORKDIR = "/workspace"
 CACHE_MOUNT = "/uv-cache"
@@ -158,7 +159,7 @@ class DockerRunner:
             engine.volumes.create(self.cache_volume, labels={LABEL: "cache"})
         self._run_short(engine, ["chmod", "1777", CACHE_MOUNT], user="0:0", volumes={self.cache_volume: {"bind": CACHE_MOUNT, "mode": "rw"}})
 
-    def lock(self, project: Path, args: list[str], timeout: float = 1800, on_line: LineSink | None = None) -> LockRun:
+    def lock(self, project: Path, args: list[str], timeout: float = 1800, on_line: LineSink | None = None, replace: Mapping[str, bytes] | None = None) -> LockRun:
         engine = client()
         self._image(engine)
         uv_volumes, uv_exe, version, notes = self._uv(engine)
@@ -178,6 +179,7 @@ class DockerRunner:
             environment["SSL_CERT_FILE"] = CA_MOUNT
         with tempfile.TemporaryDirectory(prefix="depsync-lock-") as tmp:
             copy = copy_project(project.resolve(), Path(tmp) / "project")
+            write_replacements(copy, replace)
             os.chmod(copy, 0o777)  # the container user must be able to write uv.lock there
             volumes[str(copy)] = {"bind": WORKDIR, "mode": "rw"}
             container = engine.containers.create(

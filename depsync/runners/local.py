@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.runners import LineSink, LockRun, copy_project
+from depsync.runners import LineSink, LockRun, copy_project, write_replacements
 from depsync.uv import run_uv
 
 
@@ -20,11 +21,12 @@ class LocalRunner:
     uv_version: str | None = None  # None: whatever uv is on PATH
     name: str = "local"
 
-    def lock(self, project: Path, args: list[str], timeout: float = 1800, on_line: LineSink | None = None) -> LockRun:
+    def lock(self, project: Path, args: list[str], timeout: float = 1800, on_line: LineSink | None = None, replace: Mapping[str, bytes] | None = None) -> LockRun:
         project = project.resolve()
         holder = Path(tempfile.mkdtemp(prefix=f".{project.name}.depsync-", dir=project.parent))
         try:
             copy = copy_project(project, holder)
+            write_replacements(copy, replace)
             result = run_uv(["lock", *args], copy, self.uv_version, timeout=timeout)
             output = (result.stderr + result.stdout).strip()
             if on_line:
