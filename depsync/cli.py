@@ -7,6 +7,7 @@ or input error. A traceback is shown only with --debug.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -103,6 +104,12 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def _options(cls: type, args: argparse.Namespace, **computed: object) -> object:
+    """The command's options dataclass, fields taken from the arguments of the same name."""
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    return cls(**{**values, "root": args.path, **computed})
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "check":
         from depsync.commands import check
@@ -113,15 +120,8 @@ def _run(args: argparse.Namespace) -> int:
             dockerfiles = tuple(DockerfileSpec(p, dict(args.build_arg)) for p in args.dockerfile)
         elif args.build_arg:
             raise DepsyncError("--build-arg applies to the Dockerfiles named with --dockerfile")
-        options = check.CheckOptions(
-            root=args.path,
-            ref=args.ref,
-            output_format=args.output_format,
-            strict=args.strict,
-            deep=args.deep,
-            overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
-        )
-        return check.run(options)
+        overrides = CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock)
+        return check.run(_options(check.CheckOptions, args, overrides=overrides))
     if args.command == "merge-driver":
         from depsync.commands import merge_driver
 
@@ -129,51 +129,24 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "install":
         from depsync.commands import install
 
-        return install.run(install.InstallOptions(args.path, args.uninstall, args.pre_push, args.relock, args.command_line))
+        return install.run(_options(install.InstallOptions, args, command=args.command_line))
     if args.command == "guard":
         from depsync.commands import guard
 
-        return guard.run(guard.GuardOptions(args.path, args.ref, args.dev, args.main))
+        return guard.run(_options(guard.GuardOptions, args))
     if args.command == "diff":
         from depsync.commands import diff
 
-        return diff.run(diff.DiffOptions(args.path, args.old, args.new, args.output_format))
+        return diff.run(_options(diff.DiffOptions, args))
     if args.command == "lock":
         from depsync.commands import lock
 
-        return lock.run(
-            lock.LockOptions(
-                root=args.path,
-                runner=args.runner,
-                image=args.image,
-                build=args.build,
-                target=args.target,
-                build_args=dict(args.build_arg),
-                upgrade=args.upgrade,
-                upgrade_packages=tuple(args.upgrade_package),
-                check=args.check,
-                timeout=args.timeout,
-                summary=args.summary,
-                cache_volume=args.cache_volume,
-            )
-        )
+        computed = {"build_args": dict(args.build_arg), "upgrade_packages": tuple(args.upgrade_package)}
+        return lock.run(_options(lock.LockOptions, args, **computed))
     if args.command == "reconcile":
         from depsync.commands import reconcile
 
-        return reconcile.run(
-            reconcile.ReconcileOptions(
-                root=args.path,
-                dev=args.dev,
-                main=args.main,
-                no_merge=args.no_merge,
-                dry_run=args.dry_run,
-                no_lock=args.no_lock,
-                fetch_revs=not args.no_fetch,
-                summary=args.summary,
-                plan_json=args.plan_json,
-                timeout=args.timeout,
-            )
-        )
+        return reconcile.run(_options(reconcile.ReconcileOptions, args, fetch_revs=not args.no_fetch))
     raise DepsyncError(f"unknown command {args.command}")
 
 

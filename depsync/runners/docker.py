@@ -9,12 +9,13 @@ privileged) -> stream its log -> wait with a timeout -> always remove the contai
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import ssl
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,44 @@ LABEL = "io.depsync.run"
 FORWARDED = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX")
 
 
-class _Stop(Exception):
-    """SIGTERM during a run: unwind like Ctrl-C so the container is removed."""
+class _Interrupts:
+    """SIGINT/SIGTERM during a run: unwind like Ctrl-C so the container is removed.
+
+    A signal is only acted on at safe points (never inside thread start-up or an engine
+    call that creates resources); while waiting for uv it interrupts at once.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.waiting = False
+        self.previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        if self.waiting:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        if self.requested and exc[0] is None:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def immediate(self) -> Iterator[None]:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.waiting = True
+        try:
+            yield
+        finally:
+            self.waiting = False
 
 
 def forwarded_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -194,30 +231,19 @@ class DockerRunner:
                 detach=True,
             )
             lines: list[str] = []
-            previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
-            try:
-                if previous is not None:
-                    signal.signal(signal.SIGTERM, _raise_stop)
-                container.start()
-                reader = threading.Thread(target=_pump, args=(container, lines, on_line, secrets), daemon=True)
-                reader.start()
-                status = _wait(container, timeout)
-                reader.join(timeout=5)
-            except _Stop:
-                raise KeyboardInterrupt from None
-            finally:
+            with _Interrupts() as interrupts:
                 try:
-                    container.remove(force=True)
+                    container.start()
+                    reader = threading.Thread(target=_pump, args=(container, lines, on_line, secrets), daemon=True)
+                    reader.start()
+                    with interrupts.immediate():
+                        status = _wait(container, timeout)
+                    reader.join(timeout=5)
                 finally:
-                    if previous is not None:
-                        signal.signal(signal.SIGTERM, previous)
+                    container.remove(force=True)
             lock_file = copy / "uv.lock"
             new_lock = lock_file.read_bytes() if status == 0 and "--check" not in args and lock_file.is_file() else None
             return LockRun(status, "\n".join(lines), version, new_lock, notes)
-
-
-def _raise_stop(signum: int, frame: Any) -> None:
-    raise _Stop()
 
 
 def _pump(container: Any, lines: list[str], on_line: LineSink | None, secrets: list[str]) -> None:
