@@ -150,13 +150,20 @@ def _run(args: argparse.Namespace) -> int:
     raise DepsyncError(f"unknown command {args.command}")
 
 
+def _print_traceback() -> None:
+    """--debug: the traceback, with secrets masked like every other output."""
+    import traceback
+
+    print(redact(traceback.format_exc()), file=sys.stderr, end="")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return _run(args)
     except DepsyncError as exc:
         if args.debug:
-            raise
+            _print_traceback()
         message = " ".join(str(exc).split())  # always one line
         print(f"depsync: error: {redact(message)}", file=sys.stderr)
         return 2
@@ -165,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except Exception as exc:  # a bug in depsync, not bad input: still one line, still masked
+        if args.debug:
+            _print_traceback()
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+        print(f"depsync: internal error: {redact(message)} (rerun with --debug for the traceback, and please report it)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -93,3 +93,9 @@ def test_escape_directive_backtick_continuations() -> None:
     text = "# escape=`\nFROM base\nRUN uv sync `\n    --locked `\n    --extra dev\n"
     (command,) = Dockerfile.from_text(text).uv_commands
     assert [(a.value, a.line) for a in command.flag_values("--extra")] == [("dev", 5)]
+
+
+def test_env_with_several_pairs_and_quotes() -> None:
+    text = 'FROM base\nENV EXTRA=gpu GROUP="test"\nENV LEGACY value\nRUN uv sync --locked --extra $EXTRA --group ${GROUP} --extra $LEGACY\n'
+    (command,) = Dockerfile.from_text(text).uv_commands
+    assert [a.value for a in command.flag_values("--extra", "--group")] == ["gpu", "test", "value"]

@@ -80,14 +80,20 @@ class Dockerfile:
         return _build(instructions, text.splitlines(), path, build_args or {})
 
 
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
 def _split_assignments(values: tuple[str, ...], instruction: str) -> list[tuple[str, str | None]]:
-    """ARG a=1 b / ENV a=1 b=2 / legacy `ENV a 1`."""
-    if instruction == "ENV" and len(values) == 2 and "=" not in values[0]:
-        return [(values[0], values[1])]
+    """ARG a=1 b gives ("a=1", "b"); BuildKit gives ENV as flat key, value pairs (both ENV forms)."""
+    if instruction == "ENV":
+        return [(key, _unquote(value)) for key, value in zip(values[0::2], values[1::2])]
     out: list[tuple[str, str | None]] = []
     for item in values:
         name, sep, value = item.partition("=")
-        out.append((name, value.strip("\"'") if sep else None))
+        out.append((name, _unquote(value) if sep else None))
     return out
 
 
@@ -158,6 +164,8 @@ def _build(instructions, source_lines: list[str], path: str, build_args: dict[st
         if ins.cmd == "FROM":
             stage_count += 1
             words = list(ins.value)
+            if not words:
+                raise DepsyncError("FROM names no image", f"{path}:{ins.start_line}")
             image, _ = expand(words[0], {**global_args})
             images.append((image, ins.start_line))
             stage = words[2] if len(words) >= 3 and words[1].upper() == "AS" else str(stage_count - 1)

@@ -48,13 +48,17 @@ class Lock:
             source = raw.get("source", {})
             if not isinstance(source, dict):
                 raise DepsyncError(f"package {raw['name']}: source must be a table", f"{path}:{line}")
+            _validate_package(raw, f"{path}:{line}")
             version = raw.get("version")
-            packages.append(
-                LockPackage(canonicalize_name(raw["name"]), str(version) if version is not None else None, source_from_lock_table(source), raw, line)
-            )
+            try:
+                parsed_source = source_from_lock_table(source)
+            except ValueError as exc:
+                raise DepsyncError(f"package {raw['name']}: malformed source ({exc})", f"{path}:{line}") from None
+            packages.append(LockPackage(canonicalize_name(raw["name"]), str(version) if version is not None else None, parsed_source, raw, line))
         for key in ("version", "revision"):
             if key in data and not isinstance(data[key], int):
                 raise DepsyncError(f"`{key}` must be an integer", path)
+        _validate_top(data, path)
         return cls(path, text, data, tuple(packages))
 
     @property
@@ -119,3 +123,91 @@ def _package_lines(text: str) -> list[int]:
         lines.append(line)
         found = text.find(needle, position)
     return lines
+
+
+def _fail(what: str, where: str) -> None:
+    raise DepsyncError(f"{what} (uv never writes that: was the lock edited by hand?)", where)
+
+
+def _tables(value: Any, what: str, where: str) -> None:
+    """value must be a list of tables."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        _fail(f"{what} must be an array of tables", where)
+
+
+def _named_tables(value: Any, what: str, where: str) -> None:
+    _tables(value, what, where)
+    if not all(isinstance(v.get("name"), str) for v in value):
+        _fail(f"every entry of {what} needs a string name", where)
+
+
+def _strings(value: Any, what: str, where: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        _fail(f"{what} must be an array of strings", where)
+
+
+def _groups(value: Any, what: str, where: str) -> None:
+    if not isinstance(value, dict):
+        _fail(f"{what} must be a table", where)
+    for group, entries in value.items():
+        _named_tables(entries, f"{what}.{group}", where)
+
+
+def _validate_package(raw: dict[str, Any], where: str) -> None:
+    """The shapes rules read from a [[package]]: checked once so rules can trust them."""
+    name = raw["name"]
+    if "version" in raw and not isinstance(raw["version"], str):
+        _fail(f"package {name}: version must be a string", where)
+    source = raw.get("source", {})
+    if not all(isinstance(v, str | bool) for v in source.values()):
+        _fail(f"package {name}: source values must be strings", where)
+    if "dependencies" in raw:
+        _named_tables(raw["dependencies"], f"package {name} dependencies", where)
+    for section in ("optional-dependencies", "dev-dependencies"):
+        if section in raw:
+            _groups(raw[section], f"package {name} {section}", where)
+    if "wheels" in raw:
+        _tables(raw["wheels"], f"package {name} wheels", where)
+    if "sdist" in raw and not isinstance(raw["sdist"], dict):
+        _fail(f"package {name}: sdist must be a table", where)
+    metadata = raw.get("metadata", {})
+    if not isinstance(metadata, dict):
+        _fail(f"package {name}: metadata must be a table", where)
+    if "requires-dist" in metadata:
+        _named_tables(metadata["requires-dist"], f"package {name} requires-dist", where)
+    if "provides-extras" in metadata:
+        _strings(metadata["provides-extras"], f"package {name} provides-extras", where)
+    if "requires-dev" in metadata:
+        _groups(metadata["requires-dev"], f"package {name} requires-dev", where)
+    default_groups = raw.get("default-groups")
+    if default_groups is not None and not isinstance(default_groups, str):
+        _strings(default_groups, f"package {name} default-groups", where)
+
+
+def _validate_top(data: dict[str, Any], path: str) -> None:
+    if "requires-python" in data and not isinstance(data["requires-python"], str):
+        _fail("requires-python must be a string", path)
+    for key in ("supported-markers", "required-markers", "resolution-markers"):
+        if key in data:
+            _strings(data[key], key, path)
+    conflicts = data.get("conflicts", [])
+    if not isinstance(conflicts, list) or not all(isinstance(group, list) for group in conflicts):
+        _fail("conflicts must be an array of arrays", path)
+    for group in conflicts:
+        _tables(group, "each conflicts set", path)
+    for key in ("manifest", "options"):
+        if key in data and not isinstance(data[key], dict):
+            _fail(f"[{key}] must be a table", path)
+    manifest = data.get("manifest", {})
+    for key in ("overrides", "constraints", "build-constraints", "dependency-metadata"):
+        if key in manifest:
+            _named_tables(manifest[key], f"manifest.{key}", path)
+    for entry in manifest.get("dependency-metadata", []):
+        for key in ("version", "requires-python"):
+            if key in entry and not isinstance(entry[key], str):
+                _fail(f"manifest.dependency-metadata {entry['name']}: {key} must be a string", path)
+        for key in ("requires-dist", "provides-extras"):
+            if key in entry:
+                _strings(entry[key], f"manifest.dependency-metadata {entry['name']} {key}", path)
+    if "members" in manifest:
+        _strings(manifest["members"], "manifest.members", path)

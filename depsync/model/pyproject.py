@@ -105,20 +105,48 @@ class Pyproject:
             entries = source if isinstance(source, list) else [source]
             for entry in entries:
                 _expect(entry, dict, f"tool.uv.sources.{name}", where)
+                for key in ("git", "rev", "tag", "branch", "subdirectory", "path", "url", "index", "marker", "extra", "group", "package"):
+                    if key in entry:
+                        _expect(entry[key], str, f"tool.uv.sources.{name}.{key}", where)
+                for key in ("editable", "workspace", "lfs"):
+                    if key in entry:
+                        _expect(entry[key], bool, f"tool.uv.sources.{name}.{key}", where)
         for entry in _expect(uv.get("dependency-metadata", []), list, "[[tool.uv.dependency-metadata]]", where):
             _expect(entry, dict, "[[tool.uv.dependency-metadata]] entry", where)
             _expect(entry.get("name"), str, "dependency-metadata name", where)
             if "version" in entry:
                 _expect(entry["version"], str, f"dependency-metadata {entry['name']} version", where)
             _string_list(entry.get("requires-dist", []), f"dependency-metadata {entry['name']} requires-dist", where)
+            _string_list(entry.get("provides-extras", []), f"dependency-metadata {entry['name']} provides-extras", where)
+            if "requires-python" in entry:
+                _expect(entry["requires-python"], str, f"dependency-metadata {entry['name']} requires-python", where)
         for entry in _expect(uv.get("index", []), list, "[[tool.uv.index]]", where):
             _expect(entry, dict, "[[tool.uv.index]] entry", where)
             _expect(entry.get("url"), str, "[[tool.uv.index]] url", where)
+            if "name" in entry:
+                _expect(entry["name"], str, "[[tool.uv.index]] name", where)
+        for key in ("index-url", "resolution", "prerelease", "fork-strategy", "exclude-newer"):
+            if key in uv:
+                _expect(uv[key], str, f"tool.uv.{key}", where)
+        for key in ("extra-index-url", "find-links"):
+            if key in uv:
+                _string_list([uv[key]] if isinstance(uv[key], str) else uv[key], f"tool.uv.{key}", where)
+        if "package" in uv:
+            _expect(uv["package"], bool, "tool.uv.package", where)
+        if "default-groups" in uv and not isinstance(uv["default-groups"], str):
+            _string_list(uv["default-groups"], "tool.uv.default-groups", where)
+        if "workspace" in uv:
+            workspace = _expect(uv["workspace"], dict, "[tool.uv.workspace]", where)
+            for key in ("members", "exclude"):
+                _string_list(workspace.get(key, []), f"tool.uv.workspace.{key}", where)
         conflicts = _expect(uv.get("conflicts", []), list, "tool.uv.conflicts", where)
         for group in conflicts:
             _expect(group, list, "each tool.uv.conflicts entry", where)
             for item in group:
                 _expect(item, dict, "each item of a tool.uv.conflicts entry", where)
+                for key in ("extra", "group", "package"):
+                    if key in item:
+                        _expect(item[key], str, f"tool.uv.conflicts {key}", where)
 
     # -- derived views ------------------------------------------------------------
     @property

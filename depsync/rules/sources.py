@@ -17,7 +17,10 @@ _FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 
 def host_of(url: str) -> str:
     """Host of a source URL, credentials and port dropped (`git+ssh://git@host:22/x` -> host)."""
-    return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
+    try:
+        return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced "[" (IPv6 literal)
+        return ""
 
 
 def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
