@@ -172,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:  # the disk, not depsync: full, read-only, gone
+        if args.debug:
+            _print_traceback()
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"depsync: error: {redact(exc.strerror or str(exc))}{redact(where)}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug in depsync, not bad input: still one line, still masked
         if args.debug:
             _print_traceback()

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from depsync import faults
+
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write data to path via a temp file in the same directory and os.replace (keeps the mode)."""
@@ -23,6 +25,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        faults.point("write:before-replace")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from depsync import faults
 from depsync.config import Config, load_config
 from depsync.errors import DepsyncError
 from depsync.fileio import write_atomic
@@ -140,6 +141,7 @@ def run(options: LockOptions) -> int:
         tail = " ".join(line.strip() for line in result.output.splitlines() if line.strip())[-800:]
         raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {tail}")
     new_lock = Lock.from_text(result.new_lock.decode(), config.lock)  # only a lock that parses replaces the old one
+    faults.point("lock:after-uv")
     if result.new_lock != old_bytes:
         write_atomic(lock_path, result.new_lock)
     empty = Lock.from_text("version = 1\n", config.lock)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from depsync import git
+from depsync import faults, git
 from depsync.config import Config, load_config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, write_atomic
@@ -181,12 +181,14 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
     top = git.toplevel(root)
     snapshot = Snapshot(root, list(targets))
     try:
+        faults.point("reconcile:before-write")
         for path, data in targets.items():
             file = root / path
             if data is None:
                 file.unlink(missing_ok=True)
             elif not file.is_file() or file.read_bytes() != data:
                 write_atomic(file, data)
+        faults.point("reconcile:after-write")
         if options.no_lock:
             result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
         else:
@@ -200,6 +202,7 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
             if locked.new_lock is None:
                 raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
             new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
+            faults.point("reconcile:after-uv")
             write_atomic(root / config.lock, locked.new_lock)
             dev_lock = targets.get(config.lock)
             if dev_lock is not None:
