@@ -9,7 +9,7 @@ with every decision that is not automatic.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -105,6 +105,23 @@ def describe(value: Any) -> str:
     return " | ".join(parts)
 
 
+def hosts(value: Any) -> set[str]:
+    """Hosts a source value points to (git and url sources; credentials and ports dropped)."""
+    from urllib.parse import urlsplit
+
+    out = set()
+    for table in value if isinstance(value, list) else [value]:
+        if isinstance(table, Mapping):
+            for key in ("git", "url"):
+                if isinstance(table.get(key), str):
+                    try:
+                        host = urlsplit(str(table[key]).removeprefix("git+")).hostname
+                    except ValueError:
+                        host = None
+                    out.add((host or "").lower())
+    return out
+
+
 def _by_name(sources: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
     return {canonicalize_name(name): (name, value) for name, value in sources.items()}
 
@@ -115,7 +132,20 @@ def merge_sources(
     """One decision per name present on any side, in dev's order, then main's additions."""
     b, d, m = _by_name(base), _by_name(dev), _by_name(main)
     order = list(d) + [k for k in m if k not in d] + [k for k in b if k not in d and k not in m]
-    return [_decide(key, b.get(key), d.get(key), m.get(key), policy, evidence) for key in order]
+    decisions = [_decide(key, b.get(key), d.get(key), m.get(key), policy, evidence) for key in order]
+    return [_flag_new_hosts(decision, dev) for decision in decisions]
+
+
+def _flag_new_hosts(decision: SourceDecision, dev: Mapping[str, Any]) -> SourceDecision:
+    """A source taken from main that points to a host dev never used gets a review (supply chain)."""
+    if decision.taken_from != "main":
+        return decision
+    known = set().union(*(hosts(v) for v in dev.values())) if dev else set()
+    new = sorted(hosts(decision.result) - known)
+    if not new:
+        return decision
+    note = f"new host {', '.join(new)}: no dev source uses it; review before merging"
+    return replace(decision, needs_review=True, evidence=(*decision.evidence, note))
 
 
 def _decide(key: str, base_item: Any, dev_item: Any, main_item: Any, policy: Policy, evidence: Evidence) -> SourceDecision:

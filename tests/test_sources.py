@@ -14,10 +14,13 @@ B = {"git": "https://example.com/a.git", "rev": "b" * 40}
 C = {"git": "https://example.com/a.git", "rev": "c" * 40}
 
 
+ANCHOR = {"git": "https://example.com/anchor.git", "rev": "f" * 40}  # dev already uses example.com
+
+
 def one(base, dev, main, **kw):
-    sides = [{} if v is None else {"pkg": v} for v in (base, dev, main)]
-    (decision,) = merge_sources(*sides, **kw)
-    return decision
+    sides = [{"anchor": ANCHOR} | ({} if v is None else {"pkg": v}) for v in (base, dev, main)]
+    decisions = {d.name: d for d in merge_sources(*sides, **kw)}
+    return decisions["pkg"]
 
 
 @pytest.mark.parametrize(
@@ -95,3 +98,14 @@ def test_megatron_snapshot_matches_design() -> None:
     for name in ("deep_gemm", "nemo-lens", "torch-memory-saver"):
         assert "inert" in decisions[name].reason
     assert describe(decisions["nemo-run"].result) == "git Run@e3935393a290"
+
+
+def test_source_from_a_new_host_needs_review() -> None:
+    known = {"git": "https://github.com/org/a.git", "rev": "a" * 40}
+    evil = {"git": "https://git.example.net/evil/a.git", "rev": "b" * 40}
+    decisions = merge_sources({"a": known, "other": known}, {"a": known, "other": known}, {"a": evil, "other": known, "new": evil})
+    by_name = {d.name: d for d in decisions}
+    for name in ("a", "new"):
+        assert by_name[name].taken_from == "main" and by_name[name].needs_review
+        assert "new host git.example.net" in by_name[name].evidence[-1]
+    assert not by_name["other"].needs_review
