@@ -59,3 +59,8 @@ def test_conjoin_appends_extra() -> None:
 )
 def test_requires_python_equivalence(left: str, right: str, same: bool) -> None:
     assert specifiers_equivalent(left, right) is same
+
+
+def test_other_platforms_exist() -> None:
+    # found by tests/test_no_false_alarms.py: "not windows" is not "linux or mac"
+    assert not markers_equivalent(parse_marker("sys_platform != 'win32'"), parse_marker("platform_system == 'Linux' or sys_platform == 'darwin'"))

@@ -14,7 +14,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from depsync.errors import DepsyncError
-from depsync.model.markers import conjoin, parse_marker
+from depsync.model.markers import conjoin, is_never, parse_marker
 from depsync.model.pyproject import Pyproject
 from depsync.model.requirements import (
     REGISTRY,
@@ -98,8 +98,21 @@ def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[
         # uv drops the version specifier for git, path and url sources, keeps it for an index
         keep_spec = spec if source.kind in ("index",) else frozenset()
         source_marker = parse_marker(table.get("marker"))  # validates it
-        out.append(Req(name, extras, keep_spec, conjoin(marker, source_marker), source, text, origin))
+        combined = conjoin(marker, source_marker)
+        if source_marker is not None and combined is not None and is_never(combined):
+            continue  # uv drops a source entry the requirement's own marker rules out
+        out.append(Req(name, extras, keep_spec, combined, source, text, origin))
     return out
+
+
+def _unique(reqs: list[Req]) -> tuple[Req, ...]:
+    """uv records a requirement that comes out twice (same name, extras, specifier, source and an
+    equivalent marker, e.g. `a; x` and `a` under a source limited to `x`) once."""
+    out: list[Req] = []
+    for req in reqs:
+        if not any(req.matches(kept) and kept.source == req.source for kept in out):
+            out.append(req)
+    return tuple(out)
 
 
 def expected_inputs(project: Pyproject, inherited: dict[str, list[dict[str, Any]]] | None = None) -> ExpectedInputs:
@@ -111,7 +124,7 @@ def expected_inputs(project: Pyproject, inherited: dict[str, list[dict[str, Any]
         for text in deps:
             requires_dist += lower(text, f"extra:{extra}", project, inherited)
     requires_dev = {
-        group: tuple(r for text in deps for r in lower(text, f"group:{group}", project, inherited))
+        group: _unique([r for text in deps for r in lower(text, f"group:{group}", project, inherited)])
         for group, deps in project.groups().items()
     }
 
@@ -119,7 +132,7 @@ def expected_inputs(project: Pyproject, inherited: dict[str, list[dict[str, Any]
         return tuple(r for text in project.uv.get(key, []) for r in lower(text, key, project))
 
     return ExpectedInputs(
-        requires_dist=tuple(requires_dist),
+        requires_dist=_unique(requires_dist),
         provides_extras=frozenset(project.optional_dependencies),
         requires_dev=requires_dev,
         overrides=lowered("override-dependencies"),

@@ -78,7 +78,7 @@ _PLATFORMS = (("win32", "Windows"), ("darwin", "Darwin"), ("linux", "Linux"))
 def _platform_pairs(sys_values: set[str], system_values: set[str]) -> set[str]:
     known_sys = {a for a, _ in _PLATFORMS}
     known_system = {b for _, b in _PLATFORMS}
-    pairs = {f"{a}\0{b}" for a, b in _PLATFORMS}
+    pairs = {f"{a}\0{b}" for a, b in _PLATFORMS} | {"zz-other\0zz-other"}  # some other platform
     pairs |= {f"{v}\0zz-other" for v in sys_values - known_sys}
     pairs |= {f"zz-other\0{v}" for v in system_values - known_system}
     return pairs
@@ -166,6 +166,12 @@ def markers_equivalent(left: str | Marker | None, right: str | Marker | None, re
         raise ValueError(f"invalid marker: {exc}") from None
 
 
+@functools.lru_cache(maxsize=1024)
+def is_never(text: str) -> bool:
+    """True when no environment satisfies the marker (`sys_platform != 'win32' and sys_platform == 'win32'`)."""
+    return _equivalent(text, "python_full_version < '0'")
+
+
 def specifiers_equivalent(left: str, right: str) -> bool:
     """Whether two Python version specifiers (requires-python) admit the same versions."""
     return _equivalent(_python_scope(left), _python_scope(right))
@@ -181,4 +187,4 @@ def conjoin(*markers: str | Marker | None) -> str | None:
     return " and ".join(f"({p})" if " or " in p else p for p in parts)
 
 
-__all__ = ["InvalidMarker", "conjoin", "markers_equivalent", "parse_marker", "specifiers_equivalent"]
+__all__ = ["InvalidMarker", "conjoin", "is_never", "markers_equivalent", "parse_marker", "specifiers_equivalent"]
