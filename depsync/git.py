@@ -126,3 +126,11 @@ def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
 def parents(root: Path, commit: str) -> list[str]:
     line = _git(root, "rev-list", "--parents", "-n", "1", commit).stdout.decode().split()
     return line[1:]
+
+
+def set_config(root: Path, key: str, value: str) -> None:
+    _git(root, "config", "--local", key, value)
+
+
+def remove_config_section(root: Path, section: str) -> None:
+    _git(root, "config", "--local", "--remove-section", section, check=False)

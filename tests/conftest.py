@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from uvprojects import LocalMaterial, build_local_material, run_uv
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DEPSYNC_SHARED", REPO.parent / "shared"))
 MEGATRON = SHARED / "fixtures" / "megatron-lm"
 BUNDLED = REPO / "fixtures"
+IMAGE = os.environ.get("DEPSYNC_TEST_IMAGE", "depsync-test:bookworm")  # containers/setup-engine.sh
+SLOW_IMAGE = "depsync-test:slow-uv"
 
 
 # DESIGN.md, "Current real snapshot": the three-way case of each source in the Megatron data
@@ -71,3 +75,89 @@ def init_repo(path: Path, files: dict[str, str], branch: str = "main") -> Path:
     git(path, "add", "-A")
     git(path, "commit", "-qm", "initial")
     return path
+
+
+# -- real uv material and a small repository with base, dev and main -------------------------
+
+@pytest.fixture(scope="session")
+def material(tmp_path_factory: pytest.TempPathFactory) -> LocalMaterial:
+    """Wheels, a second index, a file:// git repository and a uv cache, built once per session."""
+    return build_local_material(tmp_path_factory.mktemp("material"))
+
+
+def small_pyproject(material: LocalMaterial, *, zeta: str, eta: str, extra_sources: str = "", extra_deps: str = "", metadata: str = "") -> str:
+    url = material.git.url
+    return (
+        '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        f'dependencies = ["alpha", "zeta"{extra_deps}]\n\n'
+        '[project.optional-dependencies]\ntools = ["eta"]\n\n'
+        "# sources: keep this comment\n"
+        "[tool.uv.sources]\n"
+        f'zeta = {{ git = "{url}", rev = "{zeta}" }}\n'
+        f'eta = {{ git = "{url}", subdirectory = "sub/eta", rev = "{eta}" }}\n'
+        f"{extra_sources}"
+        f"{metadata}"
+        f"{material.index_toml()}"
+    )
+
+
+def uv_lock(repo: Path, material: LocalMaterial) -> None:
+    result = run_uv(["lock", "--offline"], repo, material.env)
+    assert result.returncode == 0, result.describe()
+
+
+@pytest.fixture
+def small_repo(tmp_path: Path, material: LocalMaterial) -> Path:
+    """base: zeta@c1, eta@c1. dev: eta@c3 (dev changed). main: zeta@c2 (main changed), an inert source added, CODEOWNERS changed."""
+    c = material.git.commits
+    repo = tmp_path / "app"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_files(repo, {"pyproject.toml": small_pyproject(material, zeta=c["c1"], eta=c["c1"]), ".github/CODEOWNERS": "* @dev-team\n"})
+    uv_lock(repo, material)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-q", "-b", "dev")
+    write_files(repo, {"pyproject.toml": small_pyproject(material, zeta=c["c1"], eta=c["c3"], extra_deps=', "delta"')})
+    uv_lock(repo, material)
+    git(repo, "commit", "-qam", "dev: eta from the feature branch, delta")
+    git(repo, "checkout", "-q", "main")
+    inert = f'foo-bar = {{ git = "{material.git.url}", rev = "{c["c1"]}" }}\n'
+    write_files(repo, {"pyproject.toml": small_pyproject(material, zeta=c["c2"], eta=c["c1"], extra_sources=inert), ".github/CODEOWNERS": "* @main-team\n"})
+    uv_lock(repo, material)
+    git(repo, "commit", "-qam", "main: zeta 1.1, foo-bar source")
+    git(repo, "checkout", "-q", "-b", "sync", "dev")
+    return repo
+
+
+def env_for(material: LocalMaterial) -> dict[str, str]:
+    return dict(os.environ, **material.env)
+
+
+# -- the Docker engine and test images --------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def engine():  # type: ignore[no-untyped-def]
+    import docker
+
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+        client.images.get(IMAGE)
+    except Exception as exc:  # the engine is part of the test environment: its absence is a failure
+        pytest.fail(f"no Docker engine or no {IMAGE} image ({exc}); run containers/setup-engine.sh first")
+    return client
+
+
+@pytest.fixture(scope="session")
+def slow_image(engine, tmp_path_factory: pytest.TempPathFactory) -> str:  # type: ignore[no-untyped-def]
+    """The test image with a uv that sleeps before `lock`, to interrupt a run that is under way."""
+    context = tmp_path_factory.mktemp("slow-uv")
+    (context / "Dockerfile").write_text(
+        f"FROM {IMAGE}\n"
+        "RUN mv /usr/local/bin/uv /usr/local/bin/uv.real && "
+        "printf '#!/bin/sh\\ncase \"$1\" in lock) echo sleeping >&2; sleep 60;; esac\\nexec /usr/local/bin/uv.real \"$@\"\\n' > /usr/local/bin/uv && "
+        "chmod 755 /usr/local/bin/uv\n"
+    )
+    engine.images.build(path=str(context), tag=SLOW_IMAGE, rm=True)
+    return SLOW_IMAGE

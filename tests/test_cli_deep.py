@@ -8,14 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from uvprojects import LocalMaterial, build_local_material, lock_project, write_project
-
-
-@pytest.fixture(scope="module")
-def material(tmp_path_factory: pytest.TempPathFactory) -> LocalMaterial:
-    return build_local_material(tmp_path_factory.mktemp("deep-material"))
+from uvprojects import LocalMaterial, lock_project, write_project
 
 
 def depsync(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
-from test_lock_docker import engine, slow_image  # noqa: F401 - fixtures
-from test_reconcile import env_for, material, small_repo  # noqa: F401 - fixtures
+from conftest import env_for, git
 from uvprojects import LocalMaterial
 
 KINDS = {"error": 2, "disk-full": 2, "interrupt": 130}
@@ -44,14 +42,14 @@ def assert_one_line(result: subprocess.CompletedProcess[str], code: int) -> None
 
 
 @pytest.fixture
-def merging(small_repo: Path, material: LocalMaterial) -> Path:  # noqa: F811
+def merging(small_repo: Path, material: LocalMaterial) -> Path:
     subprocess.run(["git", "-C", str(small_repo), "merge", "-q", "main"], capture_output=True)
     return small_repo
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("point", ["reconcile:before-write", "reconcile:after-write", "reconcile:after-uv", "write:before-replace"])
-def test_reconcile_fault_matrix(merging: Path, material: LocalMaterial, point: str, kind: str) -> None:  # noqa: F811
+def test_reconcile_fault_matrix(merging: Path, material: LocalMaterial, point: str, kind: str) -> None:
     before = state(merging)
     env = dict(env_for(material), DEPSYNC_FAULT=f"{point}:{kind}")
     result = depsync(merging, env, "reconcile", "--dev", "dev", "--no-fetch")
@@ -61,7 +59,7 @@ def test_reconcile_fault_matrix(merging: Path, material: LocalMaterial, point: s
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("point", ["lock:after-uv", "write:before-replace"])
-def test_lock_fault_matrix(small_repo: Path, material: LocalMaterial, point: str, kind: str) -> None:  # noqa: F811
+def test_lock_fault_matrix(small_repo: Path, material: LocalMaterial, point: str, kind: str) -> None:
     (small_repo / "pyproject.toml").write_text((small_repo / "pyproject.toml").read_text().replace('"alpha"', '"alpha<2"'))
     before = state(small_repo)
     env = dict(env_for(material), DEPSYNC_FAULT=f"{point}:{kind}")
@@ -70,7 +68,7 @@ def test_lock_fault_matrix(small_repo: Path, material: LocalMaterial, point: str
     assert state(small_repo) == before
 
 
-def test_reconcile_in_a_read_only_work_tree(merging: Path, material: LocalMaterial, tmp_path: Path) -> None:  # noqa: F811
+def test_reconcile_in_a_read_only_work_tree(merging: Path, material: LocalMaterial, tmp_path: Path) -> None:
     """A real read-only filesystem: a tmpfs holding the repository, remounted read-only."""
     mount = tmp_path / "ro"
     mount.mkdir()
@@ -90,7 +88,7 @@ def test_reconcile_in_a_read_only_work_tree(merging: Path, material: LocalMateri
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
-def test_lock_with_a_full_temp_dir(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:  # noqa: F811
+def test_lock_with_a_full_temp_dir(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
     """A real full disk: the docker runner copies the project into a 1 MB tmpfs TMPDIR."""
     import docker
 
@@ -116,7 +114,7 @@ def test_lock_with_a_full_temp_dir(small_repo: Path, material: LocalMaterial, tm
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
-def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slow_image: str) -> None:  # noqa: F811
+def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slow_image: str) -> None:
     """The engine loses the container under uv (killed from outside): lock unchanged, nothing left."""
     import time
 

@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import git
-from test_reconcile import env_for, material, small_repo  # noqa: F401 - fixtures
+from conftest import env_for, git
 from uvprojects import LocalMaterial
 
 DEPSYNC = f"{sys.executable} -m depsync"
@@ -38,7 +37,7 @@ def prepare(repo: Path) -> None:
     git(repo, "checkout", "-q", "-B", "sync", "dev")
 
 
-def test_install_is_idempotent_and_uninstall_removes_it(small_repo: Path) -> None:  # noqa: F811
+def test_install_is_idempotent_and_uninstall_removes_it(small_repo: Path) -> None:
     for _ in range(2):
         assert depsync(small_repo, "install", "--command", DEPSYNC, "--pre-push").returncode == 0
     attributes = (small_repo / ".gitattributes").read_text().splitlines()
@@ -52,7 +51,7 @@ def test_install_is_idempotent_and_uninstall_removes_it(small_repo: Path) -> Non
     assert not hook.exists()
 
 
-def test_lock_conflict_resolves_and_passes_check_after_relock(small_repo: Path, material: LocalMaterial) -> None:  # noqa: F811
+def test_lock_conflict_resolves_and_passes_check_after_relock(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
     assert depsync(repo, "install", "--command", DEPSYNC).returncode == 0
@@ -76,7 +75,7 @@ def test_lock_conflict_resolves_and_passes_check_after_relock(small_repo: Path, 
     assert depsync(repo, "check", "--owner-ref", "dev", env=env).returncode == 0
 
 
-def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial) -> None:  # noqa: F811
+def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
     assert depsync(repo, "install", "--command", DEPSYNC, "--relock").returncode == 0
@@ -87,7 +86,7 @@ def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial
     assert depsync(repo, "check", "--owner-ref", "dev", env=env).returncode == 0
 
 
-def test_unresolved_pyproject_leaves_the_lock_conflicted(small_repo: Path, material: LocalMaterial) -> None:  # noqa: F811
+def test_unresolved_pyproject_leaves_the_lock_conflicted(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
     for branch, dependency in (("dev", '"alpha>=1.0"'), ("main", '"alpha<2"')):
@@ -105,7 +104,7 @@ def test_unresolved_pyproject_leaves_the_lock_conflicted(small_repo: Path, mater
     assert "<<<<<<<" in text and text.count("<<<<<<<") == 1  # only the dependency line; sources were merged
 
 
-def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path, material: LocalMaterial) -> None:  # noqa: F811
+def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
     merge(repo, "main", env)
@@ -126,7 +125,7 @@ def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path,
     assert "restore: git checkout" in bad.stderr and "-- .github/CODEOWNERS" in bad.stderr
 
 
-def test_guard_rejects_main_s_lock(small_repo: Path, material: LocalMaterial) -> None:  # noqa: F811
+def test_guard_rejects_main_s_lock(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
     merge(repo, "main", env)

@@ -6,7 +6,6 @@ image are prepared by .ci/run (or by hand: `bash containers/setup-engine.sh`).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,41 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import IMAGE
 from uvprojects import build_find_links
 
-IMAGE = os.environ.get("DEPSYNC_TEST_IMAGE", "depsync-test:bookworm")
-SLOW_IMAGE = "depsync-test:slow-uv"
 LABEL = "io.depsync.run"
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def engine():  # type: ignore[no-untyped-def]
-    import docker
-
-    try:
-        client = docker.from_env(timeout=60)
-        client.ping()
-        client.images.get(IMAGE)
-    except Exception as exc:  # the engine is part of the test environment: its absence is a failure
-        pytest.fail(f"no Docker engine or no {IMAGE} image ({exc}); run containers/setup-engine.sh first")
-    return client
-
-
-@pytest.fixture(scope="module")
-def slow_image(engine, tmp_path_factory: pytest.TempPathFactory) -> str:  # type: ignore[no-untyped-def]
-    """The test image with a uv that sleeps before `lock`, to interrupt a run that is under way."""
-    context = tmp_path_factory.mktemp("slow-uv")
-    (context / "Dockerfile").write_text(
-        f"FROM {IMAGE}\n"
-        "RUN mv /usr/local/bin/uv /usr/local/bin/uv.real && "
-        "printf '#!/bin/sh\\ncase \"$1\" in lock) echo sleeping >&2; sleep 60;; esac\\nexec /usr/local/bin/uv.real \"$@\"\\n' > /usr/local/bin/uv && "
-        "chmod 755 /usr/local/bin/uv\n"
-    )
-    engine.images.build(path=str(context), tag=SLOW_IMAGE, rm=True)
-    return SLOW_IMAGE
 
 
 def leftovers(engine) -> list:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ import pytest
 
 from depsync.rules import run_rules
 from depsync.workspace import load_inputs
-from uvprojects import LocalMaterial, build_local_material, lock_project, write_project
+from uvprojects import LocalMaterial, lock_project, write_project
 
 PROJECTS = 120
 REGISTRY = {
@@ -77,11 +77,6 @@ def generate(rng: random.Random, material: LocalMaterial) -> tuple[str, str]:
     flags = " ".join([*(f"--extra {e}" for e in list(extras)[:1]), *(f"--group {g}" for g in groups)])
     dockerfile = f"ARG UV_VERSION=0.13.9\nFROM python:3.11\nRUN uv sync --locked {flags}\n"
     return text, dockerfile
-
-
-@pytest.fixture(scope="module")
-def material(tmp_path_factory: pytest.TempPathFactory) -> LocalMaterial:
-    return build_local_material(tmp_path_factory.mktemp("no-false-alarms"))
 
 
 @pytest.mark.parametrize("seed", range(PROJECTS))

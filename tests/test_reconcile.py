@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MEGATRON, MEGATRON_SOURCE_CASES, git, write_files
-from uvprojects import LocalMaterial, build_local_material, run_uv, uv_check
+from conftest import MEGATRON, MEGATRON_SOURCE_CASES, env_for, git, write_files
+from uvprojects import LocalMaterial, uv_check
 
 
 def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -108,60 +108,6 @@ def test_bad_ref_is_an_error_and_changes_nothing(megatron_repo: Path) -> None:
 
 
 # -- a small project with real uv relocks ------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def material(tmp_path_factory: pytest.TempPathFactory) -> LocalMaterial:
-    return build_local_material(tmp_path_factory.mktemp("reconcile-material"))
-
-
-def pyproject(material: LocalMaterial, *, zeta: str, eta: str, extra_sources: str = "", extra_deps: str = "", metadata: str = "") -> str:
-    url = material.git.url
-    return (
-        '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
-        f'dependencies = ["alpha", "zeta"{extra_deps}]\n\n'
-        '[project.optional-dependencies]\ntools = ["eta"]\n\n'
-        "# sources: keep this comment\n"
-        "[tool.uv.sources]\n"
-        f'zeta = {{ git = "{url}", rev = "{zeta}" }}\n'
-        f'eta = {{ git = "{url}", subdirectory = "sub/eta", rev = "{eta}" }}\n'
-        f"{extra_sources}"
-        f"{metadata}"
-        f"{material.index_toml()}"
-    )
-
-
-def lock(repo: Path, material: LocalMaterial) -> None:
-    result = run_uv(["lock", "--offline"], repo, material.env)
-    assert result.returncode == 0, result.describe()
-
-
-@pytest.fixture
-def small_repo(tmp_path: Path, material: LocalMaterial) -> Path:
-    """base: zeta@c1, eta@c1. dev: eta@c3 (dev changed). main: zeta@c2 (main changed), an inert source added, CODEOWNERS changed."""
-    c = material.git.commits
-    repo = tmp_path / "app"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c1"], eta=c["c1"]), ".github/CODEOWNERS": "* @dev-team\n"})
-    lock(repo, material)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    git(repo, "checkout", "-q", "-b", "dev")
-    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c1"], eta=c["c3"], extra_deps=', "delta"')})
-    lock(repo, material)
-    git(repo, "commit", "-qam", "dev: eta from the feature branch, delta")
-    git(repo, "checkout", "-q", "main")
-    inert = f'foo-bar = {{ git = "{material.git.url}", rev = "{c["c1"]}" }}\n'
-    write_files(repo, {"pyproject.toml": pyproject(material, zeta=c["c2"], eta=c["c1"], extra_sources=inert), ".github/CODEOWNERS": "* @main-team\n"})
-    lock(repo, material)
-    git(repo, "commit", "-qam", "main: zeta 1.1, foo-bar source")
-    git(repo, "checkout", "-q", "-b", "sync", "dev")
-    return repo
-
-
-def env_for(material: LocalMaterial) -> dict[str, str]:
-    return dict(os.environ, **material.env)
 
 
 def test_reconcile_relocks_and_is_idempotent(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def run(options: InstallOptions) -> int:
         if kept != existing:
             attributes.write_text("\n".join(kept) + "\n" if kept else "")
         for name in DRIVERS:
-            git._git(top, "config", "--local", "--remove-section", f"merge.{name}", check=False)
+            git.remove_config_section(top, f"merge.{name}")
         hook = git.git_dir(top) / "hooks" / "pre-push"
         if hook.is_file() and HOOK_MARK in hook.read_text():
             hook.unlink()
@@ -81,8 +81,8 @@ def run(options: InstallOptions) -> int:
     command = _command(options)
     for name, (kind, description) in DRIVERS.items():
         relock = " --relock" if options.relock and kind == "lock" else ""
-        git._git(top, "config", "--local", f"merge.{name}.name", description)
-        git._git(top, "config", "--local", f"merge.{name}.driver", f"{command} merge-driver {kind}{relock} %O %A %B %P")
+        git.set_config(top, f"merge.{name}.name", description)
+        git.set_config(top, f"merge.{name}.driver", f"{command} merge-driver {kind}{relock} %O %A %B %P")
     print(f"depsync: merge drivers installed for {', '.join(line.split()[0] for line in lines)}")
     if options.pre_push:
         hook = git.git_dir(top) / "hooks" / "pre-push"

@@ -13,21 +13,23 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from depsync import faults, git
 from depsync.config import Config, load_config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, write_atomic
 from depsync.findings import Finding, Severity
 from depsync.lockdiff import PackageChange, diff_locks
-from depsync.metadata_sync import MetadataUpdate, plan_metadata
+from depsync.merge import policy_of, reconciled_pyproject
+from depsync.metadata_sync import MetadataUpdate
 from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
-from depsync.pyproject_edit import apply_plan
 from depsync.rules import run_rules
 from depsync.rules.sources import required_names
-from depsync.sources import Evidence, Policy, SourceDecision, merge_sources, normalize
+from depsync.sources import Evidence, SourceDecision, merge_sources, normalize
 from depsync.workspace import CliOverrides, FileReader, load_inputs
 
 
@@ -92,18 +94,12 @@ def _evidence(root: Path, config: Config, dev_text: str, base: str, dev: str, ca
         span = dev if decision.case == "main-added" else f"{base}..{dev}"
         found = git.commits_touching(root, span, config.pyproject, pattern)
         if found:
-            history[normalize_key(decision.name)] = tuple(f"dev commit {line}" for line in found[:5])
+            history[canonicalize_name(decision.name)] = tuple(f"dev commit {line}" for line in found[:5])
         a, b = decision.dev, decision.main
         if fetch and isinstance(a, dict) and isinstance(b, dict) and a.get("git") and a.get("git") == b.get("git") and a.get("rev") and b.get("rev"):
-            order[normalize_key(decision.name)] = rev_order(str(a["git"]), str(a["rev"]), str(b["rev"]))
+            order[canonicalize_name(decision.name)] = rev_order(str(a["git"]), str(a["rev"]), str(b["rev"]))
     names = required_names(Pyproject.from_text(dev_text, config.pyproject))
     return Evidence(frozenset(names), history, order)
-
-
-def normalize_key(name: str) -> str:
-    from packaging.utils import canonicalize_name
-
-    return canonicalize_name(name)
 
 
 def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, bytes | None], str]:
@@ -125,16 +121,14 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     for side, text in texts.items():
         if conflict_marker_lines(text):
             raise DepsyncError(f"{config.pyproject} at {side} has conflict markers")
-    projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}
+    projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}  # validates
     sources = {side: project.uv.get("sources", {}) for side, project in projects.items()}
-    policy = Policy(config.conflict_policy, frozenset(normalize_key(n) for n in config.owned_by_dev), {normalize_key(k): v for k, v in config.prefer.items()})
 
-    first = merge_sources(sources["base"], sources["dev"], sources["main"], policy)
+    # evidence is gathered only for the names where dev and main differ
+    first = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config))
     interesting = [d for d in first if normalize(d.dev) != normalize(d.main)]
     evidence = _evidence(root, config, texts["dev"], base_commit, dev_commit, interesting, options.fetch_revs)
-    decisions = merge_sources(sources["base"], sources["dev"], sources["main"], policy, evidence)
-    metadata = plan_metadata(projects["dev"].dependency_metadata(), projects["main"].dependency_metadata(), decisions)
-    new_pyproject = apply_plan(texts["dev"], texts["main"], decisions, metadata)
+    new_pyproject, decisions, metadata = reconciled_pyproject(texts["base"], texts["dev"], texts["main"], config, evidence)
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]

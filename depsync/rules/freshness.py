@@ -61,20 +61,17 @@ class _Stale:
         self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", _FIX))
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
-        missing, extra = diff_reqs(expected, recorded, self.requires_python)
-        extra_by_name = {r.name: r for r in extra}
+        missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
         for req in missing:
             line = self.pyproject.line_of_requirement(req.text, req.origin) if req.text else 0
-            was = extra_by_name.pop(req.name, None)
+            was = next((r for r in unpaired if r.name == req.name), None)  # show what the lock has instead
+            if was is not None:
+                unpaired.remove(was)
             detail = f"; the lock records `{was.describe()}`" if was else "; the lock does not record it"
             where = req.origin.replace("extra:", "extra ").replace("group:", "group ") or what
             self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line)
-        for req in extra_by_name.values():
+        for req in unpaired:
             self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
-        # names with several recorded entries that were already paired above are not repeated
-        for req in extra:
-            if req.name not in extra_by_name and not any(m.name == req.name for m in missing):
-                self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
 
 
 def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
