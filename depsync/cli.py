@@ -57,6 +57,8 @@ def parser() -> argparse.ArgumentParser:
     reconcile.add_argument("--summary", type=Path, help="write the Markdown summary (PR body) here")
     reconcile.add_argument("--plan-json", type=Path, help="write the plan as JSON (schema depsync.reconcile/1) here")
     reconcile.add_argument("--timeout", type=float, default=1800, help="seconds uv lock may take (default 1800)")
+    reconcile.add_argument("--runner", choices=("auto", "docker", "local"), default="auto", help="where uv relocks (as for `depsync lock`)")
+    reconcile.add_argument("--image", help="CI image for the docker runner (default: config or the Dockerfile's FROM)")
     reconcile.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     lock = commands.add_parser("lock", help="uv lock inside the CI image with the image's uv version, written back atomically")
     lock.add_argument("path", nargs="?", default=".", type=Path, help="project root (default: .)")

@@ -170,3 +170,33 @@ def test_auto_uses_docker_and_image_from_config(engine, project: Path) -> None: 
     result = depsync(project)
     assert result.returncode == 0, result.stderr
     assert f"docker runner, image {IMAGE} ([tool.depsync] image)" in result.stderr
+
+
+def test_reconcile_relocks_in_the_container(engine, project: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from conftest import git
+
+    (project / ".github").mkdir()
+    (project / ".github" / "CODEOWNERS").write_text("* @dev\n")
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text() + f'\n[tool.depsync]\nowner-ref = "dev"\nupstream-ref = "main"\nimage = "{IMAGE}"\n')
+    assert depsync(project, "--runner", "local").returncode == 0
+    git(project, "init", "-q", "-b", "dev")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    git(project, "checkout", "-q", "-b", "main")
+    (project / ".github" / "CODEOWNERS").write_text("* @main\n")
+    git(project, "commit", "-qam", "main")
+    git(project, "checkout", "-q", "dev")
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"alpha>=1.0"', '"alpha<2"'))
+    git(project, "commit", "-qam", "dev: alpha<2 (not relocked)")
+    git(project, "checkout", "-q", "-b", "sync")
+    subprocess.run(["git", "-C", str(project), "merge", "-q", "main"], capture_output=True)
+    plan = tmp_path / "plan.json"
+    result = subprocess.run([sys.executable, "-m", "depsync", "reconcile", str(project), "--plan-json", str(plan)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    import json
+
+    lock = json.loads(plan.read_text())["lock"]
+    assert f"docker runner, image {IMAGE}" in lock["note"]
+    assert sorted((c["name"], c["kind"]) for c in lock["changes"]) == [("alpha", "downgraded"), ("gamma", "downgraded")]  # gamma 1.5 needs alpha>=2
+    assert (project / ".github" / "CODEOWNERS").read_text() == "* @dev\n"
+    assert leftovers(engine) == []

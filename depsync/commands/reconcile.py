@@ -28,6 +28,7 @@ from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
 from depsync.rules import run_rules
+from depsync.runners import Runner
 from depsync.rules.sources import required_names
 from depsync.sources import Evidence, SourceDecision, merge_sources, normalize
 from depsync.workspace import CliOverrides, FileReader, load_inputs
@@ -45,6 +46,8 @@ class ReconcileOptions:
     summary: Path | None = None
     plan_json: Path | None = None
     timeout: float = 1800
+    runner: str = "auto"  # where uv relocks: auto (docker when an engine and image are there), docker, local
+    image: str | None = None
 
 
 @dataclass
@@ -144,15 +147,18 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     return result, config, targets, dev_commit
 
 
-def _uv_pin(root: Path, config: Config, dev_commit: str) -> str | None:
-    reader = FileReader(root, dev_commit)
+def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple[Runner, str]:
+    """The lock command's runner choice, made from dev's pyproject and Dockerfile."""
+    from depsync.commands.lock import LockOptions, choose_runner
+
+    reader = FileReader(options.root, dev_commit)
+    pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
     for spec in config.dockerfiles:
         text = reader.read_text(spec.path, required=False)
         if text:
-            pins = Dockerfile.from_text(text, spec.path, spec.build_args).uv_pins
-            if pins:
-                return pins[0].version
-    return None
+            dockerfile = Dockerfile.from_text(text, spec.path, spec.build_args)
+            return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, dockerfile, spec.path)
+    return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, None, None)
 
 
 def run(options: ReconcileOptions) -> int:
@@ -186,9 +192,7 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
         if options.no_lock:
             result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
         else:
-            from depsync.runners.local import LocalRunner
-
-            runner = LocalRunner(_uv_pin(root, config, dev_commit))
+            runner, how = _runner(options, config, dev_commit)
             locked = runner.lock(root, [], options.timeout)
             if locked.returncode != 0:
                 lines = [line for line in locked.output.splitlines() if line.strip()]
@@ -201,7 +205,7 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
             dev_lock = targets.get(config.lock)
             if dev_lock is not None:
                 result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
-            result.lock_note = f"relocked with uv {locked.uv_version} ({runner.name} runner)"
+            result.lock_note = f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes)
     except BaseException:
         snapshot.restore()
         raise
