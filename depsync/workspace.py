@@ -61,15 +61,21 @@ def _markers_finding(path: str, lines: list[int]) -> Finding:
     )
 
 
+def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> Config:
+    """[tool.depsync] of the first of readers whose pyproject.toml exists and is not mid-merge;
+    the defaults when none is."""
+    for reader in readers:
+        text = reader.read_text(pyproject_path, required=False)
+        if text is not None and not conflict_marker_lines(text):
+            return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+    return Config()
+
+
 def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
     pyproject_path = overrides.pyproject or "pyproject.toml"
     text = reader.read_text(pyproject_path)
     assert text is not None
-    config = Config()
-    if not conflict_marker_lines(text):
-        table = Pyproject.from_text(text, pyproject_path).depsync_config
-        config = load_config(table)
-    config = config.with_overrides(
+    config = config_of(reader, pyproject_path=pyproject_path).with_overrides(
         pyproject=overrides.pyproject,
         lock=overrides.lock,
         owner_ref=overrides.owner_ref,

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync import git
-from depsync.config import Config, load_config
+from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.model.pyproject import Pyproject
-from depsync.model.tomltext import conflict_marker_lines
+from depsync.workspace import FileReader, config_of
 
 HOOK_MARK = "# installed by depsync install --pre-push"
 DRIVERS = {
@@ -39,13 +38,6 @@ def _command(options: InstallOptions) -> str:
     return "depsync" if shutil.which("depsync") else f"{shlex.quote(sys.executable)} -m depsync"
 
 
-def _config(root: Path) -> Config:
-    file = root / "pyproject.toml"
-    if file.is_file() and not conflict_marker_lines(file.read_text()):
-        return load_config(Pyproject.from_text(file.read_text()).depsync_config)
-    return Config()
-
-
 def _attribute_lines(top: Path, root: Path, config: Config) -> list[str]:
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
@@ -57,7 +49,7 @@ def run(options: InstallOptions) -> int:
     if not git.is_repository(root):
         raise DepsyncError(f"{root} is not a git repository")
     top = git.toplevel(root)
-    config = _config(root)
+    config = config_of(FileReader(root))
     attributes = top / ".gitattributes"
     existing = attributes.read_text().splitlines() if attributes.is_file() else []
     lines = _attribute_lines(top, root, config)

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync import git
-from depsync.config import Config, load_config
+from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.merge import merge_pyproject
-from depsync.model.pyproject import Pyproject
-from depsync.model.tomltext import conflict_marker_lines
+from depsync.workspace import FileReader, config_of
 
 
 @dataclass(frozen=True)
@@ -34,12 +33,6 @@ class DriverOptions:
 
 def _say(message: str) -> None:
     print(f"depsync merge-driver: {message}", file=sys.stderr)
-
-
-def _config(top: Path, ours_pyproject: str | None) -> Config:
-    if ours_pyproject and not conflict_marker_lines(ours_pyproject):
-        return load_config(Pyproject.from_text(ours_pyproject).depsync_config)
-    return Config()
 
 
 def _theirs_commit(top: Path) -> str | None:
@@ -88,8 +81,7 @@ def _pyproject_versions(top: Path, pyproject_path: str) -> tuple[str, str, str] 
 def run(options: DriverOptions) -> int:
     top = Path.cwd()
     ours, theirs, base = options.ours.read_bytes(), options.theirs.read_bytes(), options.base.read_bytes() if options.base.exists() else b""
-    head_pyproject = git.read_blob(top, "HEAD", "pyproject.toml")
-    config = _config(top, head_pyproject.decode() if head_pyproject else None)
+    config = config_of(FileReader(top, "HEAD"))
     owner_is_ours = ours_is_owner(top, config, options.path, ours, theirs)
     if options.kind == "pyproject":
         merged = merge_pyproject(base.decode(), ours.decode(), theirs.decode(), config, owner_is_ours)

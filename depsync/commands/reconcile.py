@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from depsync import faults, git
-from depsync.config import Config, load_config
+from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, write_atomic
 from depsync.findings import Finding, Severity
@@ -31,7 +31,7 @@ from depsync.rules import run_rules
 from depsync.runners import Runner
 from depsync.rules.sources import required_names
 from depsync.sources import Evidence, SourceDecision, merge_sources, normalize
-from depsync.workspace import CliOverrides, FileReader, load_inputs
+from depsync.workspace import CliOverrides, FileReader, config_of, load_inputs
 
 
 @dataclass(frozen=True)
@@ -76,15 +76,6 @@ class Reconciliation:
         )
 
 
-def _config(first: FileReader, fallback: FileReader, pyproject_path: str) -> Config:
-    """[tool.depsync] of the first readable pyproject (dev's: dev owns the policy); defaults when none is."""
-    for reader in (first, fallback):
-        text = reader.read_text(pyproject_path, required=False)
-        if text is not None and not conflict_marker_lines(text):
-            return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
-    return Config()
-
-
 def _evidence(root: Path, config: Config, dev_text: str, base: str, dev: str, candidates: list[SourceDecision], fetch: bool) -> Evidence:
     from depsync.revs import rev_order
 
@@ -113,9 +104,9 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     merging = git.merge_head(root)
     work = FileReader(root)
     # the work tree may hold conflict markers: HEAD (the branch made from dev) knows the config then
-    dev_ref = options.dev or _config(work, FileReader(root, "HEAD"), "pyproject.toml").owner_ref
+    dev_ref = options.dev or config_of(work, FileReader(root, "HEAD")).owner_ref
     dev_commit = git.resolve(root, dev_ref)
-    config = _config(FileReader(root, dev_commit), work, "pyproject.toml")
+    config = config_of(FileReader(root, dev_commit), work)  # dev owns the policy
     main_ref = options.main or (git.describe_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)
     main_commit = git.resolve(root, main_ref)
     base_commit = git.merge_base(root, dev_commit, main_commit)
