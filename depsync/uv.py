@@ -20,6 +20,14 @@ class UvResult:
     version: str
 
 
+def error_summary(output: str, limit: int = 600) -> str:
+    """uv's log as one line for an error message: its error lines when it printed any, else its last lines."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("error:", "×", "╰─▶", "cause:", "warning:"))]
+    text = " ".join(errors or lines[-6:])
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
 def host_uv() -> str:
     path = shutil.which("uv")
     if not path:

@@ -71,6 +71,15 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
     return Config()
 
 
+def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
+    """The first configured Dockerfile that exists (the CI image's recipe) and its path."""
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=False)
+        if text:
+            return Dockerfile.from_text(text, spec.path, {**spec.build_args, **(build_args or {})}), spec.path
+    return None, None
+
+
 def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
     pyproject_path = overrides.pyproject or "pyproject.toml"
     text = reader.read_text(pyproject_path)

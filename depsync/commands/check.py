@@ -29,16 +29,14 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     uv exits 1 when the lock is stale or cannot be re-resolved offline (either way: not
     fresh, a finding) and 2 on usage or configuration errors (an input error here).
     """
-    from depsync.uv import run_uv
+    from depsync.uv import error_summary, run_uv
 
     pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins]
     version = pins[0] if pins else None
     result = run_uv(["lock", "--check", "--offline"], root, version)
     if result.returncode == 0:
         return []
-    lines = [line.strip() for line in (result.stderr or result.stdout).splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith(("error:", "×", "╰─▶", "cause:"))] or lines[-1:]
-    summary = " ".join(errors)[:600] or f"exit code {result.returncode}"
+    summary = error_summary(result.stderr or result.stdout) or f"exit code {result.returncode}"
     if result.returncode == 1:
         return [
             RULES["uv-lock-check"].finding(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depsync import faults
-from depsync.config import Config, load_config
+from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.fileio import write_atomic
 from depsync.lockdiff import diff_locks
@@ -20,6 +20,8 @@ from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.runners import LockRun, Runner
+from depsync.uv import error_summary
+from depsync.workspace import FileReader, ci_dockerfile, config_of
 
 
 @dataclass(frozen=True)
@@ -105,17 +107,10 @@ def run(options: LockOptions) -> int:
     from depsync.report.lock import LockProgress, print_changes, to_markdown
 
     root = options.root
-    pyproject_text = (root / "pyproject.toml").read_text() if (root / "pyproject.toml").is_file() else None
-    if pyproject_text is None:
-        raise DepsyncError(f"pyproject.toml not found in {root}")
-    pyproject = Pyproject.from_text(pyproject_text)
-    config = load_config(pyproject.depsync_config)
-    dockerfile, dockerfile_path = None, None
-    for spec in config.dockerfiles:
-        if (root / spec.path).is_file():
-            dockerfile = Dockerfile.from_text((root / spec.path).read_text(), spec.path, {**spec.build_args, **options.build_args})
-            dockerfile_path = spec.path
-            break
+    reader = FileReader(root)
+    pyproject = Pyproject.from_text(reader.read_text("pyproject.toml") or "")  # required: a missing one is an error
+    config = config_of(reader)
+    dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
     lock_path = root / config.lock
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
     runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path)
@@ -138,8 +133,7 @@ def run(options: LockOptions) -> int:
             print("uv.lock needs to be updated: run `depsync lock`", file=sys.stderr)
             return 1
     if result.returncode != 0 or result.new_lock is None:
-        tail = " ".join(line.strip() for line in result.output.splitlines() if line.strip())[-800:]
-        raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {tail}")
+        raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {error_summary(result.output, 800)}")
     new_lock = Lock.from_text(result.new_lock.decode(), config.lock)  # only a lock that parses replaces the old one
     faults.point("lock:after-uv")
     if result.new_lock != old_bytes:

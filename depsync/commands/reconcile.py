@@ -23,7 +23,6 @@ from depsync.findings import Finding, Severity
 from depsync.lockdiff import PackageChange, diff_locks
 from depsync.merge import policy_of, reconciled_pyproject
 from depsync.metadata_sync import MetadataUpdate
-from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
@@ -31,7 +30,8 @@ from depsync.rules import run_rules
 from depsync.runners import Runner
 from depsync.rules.sources import required_names
 from depsync.sources import Evidence, SourceDecision, merge_sources, normalize
-from depsync.workspace import CliOverrides, FileReader, config_of, load_inputs
+from depsync.uv import error_summary
+from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
 
 @dataclass(frozen=True)
@@ -144,12 +144,8 @@ def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple
 
     reader = FileReader(options.root, dev_commit)
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
-    for spec in config.dockerfiles:
-        text = reader.read_text(spec.path, required=False)
-        if text:
-            dockerfile = Dockerfile.from_text(text, spec.path, spec.build_args)
-            return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, dockerfile, spec.path)
-    return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, None, None)
+    dockerfile, path = ci_dockerfile(reader, config)
+    return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, dockerfile, path)
 
 
 def run(options: ReconcileOptions) -> int:
@@ -186,8 +182,7 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
             runner, how = _runner(options, config, dev_commit)
             locked = runner.lock(root, [], options.timeout)
             if locked.returncode != 0:
-                lines = [line for line in locked.output.splitlines() if line.strip()]
-                raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {' '.join(lines[-6:])}")
+                raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
             if locked.new_lock is None:
                 raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
             new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
