@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from depsync.model.lock import Lock, LockPackage
@@ -57,7 +58,7 @@ def direct_names(lock: Lock) -> set[str]:
         tables: list = list(metadata.get("requires-dist", []))
         for group in metadata.get("requires-dev", {}).values():
             tables.extend(group)
-        names.update(str(t.get("name", "")).lower().replace("_", "-") for t in tables if isinstance(t, dict))
+        names.update(canonicalize_name(str(t.get("name", ""))) for t in tables if isinstance(t, dict))
     return names
 
 

@@ -105,21 +105,20 @@ def describe(value: Any) -> str:
     return " | ".join(parts)
 
 
-def hosts(value: Any) -> set[str]:
-    """Hosts a source value points to (git and url sources; credentials and ports dropped)."""
+def host_of(url: str) -> str:
+    """Host of a source URL, credentials and port dropped (`git+ssh://git@host:22/x` -> host)."""
     from urllib.parse import urlsplit
 
-    out = set()
-    for table in value if isinstance(value, list) else [value]:
-        if isinstance(table, Mapping):
-            for key in ("git", "url"):
-                if isinstance(table.get(key), str):
-                    try:
-                        host = urlsplit(str(table[key]).removeprefix("git+")).hostname
-                    except ValueError:
-                        host = None
-                    out.add((host or "").lower())
-    return out
+    try:
+        return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced "[" (IPv6 literal)
+        return ""
+
+
+def hosts(value: Any) -> set[str]:
+    """Hosts a source value points to (git and url sources)."""
+    tables = value if isinstance(value, list) else [value]
+    return {host_of(str(t[key])) for t in tables if isinstance(t, Mapping) for key in ("git", "url") if isinstance(t.get(key), str)}
 
 
 def _by_name(sources: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:

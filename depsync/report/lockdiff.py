@@ -12,6 +12,11 @@ SCHEMA = "depsync.diff/1"
 COLLAPSE_OVER = 15  # more changes than this go into <details> in Markdown
 
 
+def _ordered(changes: Sequence[PackageChange]) -> list[PackageChange]:
+    """Direct dependencies first, then by name."""
+    return sorted(changes, key=lambda c: (not c.direct, c.name))
+
+
 def counts_line(changes: Sequence[PackageChange]) -> str:
     counts = summarize(changes)
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no package changed"
@@ -29,7 +34,7 @@ def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "
     table = Table(title=title)
     for column in ("package", "change", "before", "after", "direct"):
         table.add_column(column)
-    for change in sorted(changes, key=lambda c: (not c.direct, c.name)):
+    for change in _ordered(changes):
         table.add_row(change.name, change.kind, change.old, change.new, "yes" if change.direct else "")
     console.print(table)
     console.print(counts_line(changes))
@@ -42,7 +47,7 @@ def to_markdown(changes: Sequence[PackageChange], heading: str = "") -> str:
         return "\n".join(lines) + "\n"
     direct = [c for c in changes if c.direct]
     rows = ["| package | change | before | after | direct |", "|---|---|---|---|---|"]
-    rows += [f"| `{c.name}` | {c.kind} | {c.old} | {c.new} | {'yes' if c.direct else ''} |" for c in sorted(changes, key=lambda c: (not c.direct, c.name))]
+    rows += [f"| `{c.name}` | {c.kind} | {c.old} | {c.new} | {'yes' if c.direct else ''} |" for c in _ordered(changes)]
     if len(changes) > COLLAPSE_OVER:
         if direct:
             kinds: dict[str, list[str]] = {}

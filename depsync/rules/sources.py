@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from depsync.findings import Finding
 from depsync.rules import RULES, CheckInputs
+from depsync.sources import host_of
 
 _FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-
-
-def host_of(url: str) -> str:
-    """Host of a source URL, credentials and port dropped (`git+ssh://git@host:22/x` -> host)."""
-    try:
-        return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
-    except ValueError:  # e.g. an unbalanced "[" (IPv6 literal)
-        return ""
 
 
 def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
