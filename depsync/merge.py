@@ -32,14 +32,15 @@ def policy_of(config: Config) -> Policy:
     return Policy(config.conflict_policy, frozenset(canonicalize_name(n) for n in config.owned_by_dev), {canonicalize_name(k): v for k, v in config.prefer.items()})
 
 
-def _tables(text: str) -> tuple[dict, list]:
+def uv_tables(text: str) -> tuple[dict, list]:
+    """([tool.uv.sources], [[tool.uv.dependency-metadata]]) of a pyproject text: what reconcile may change."""
     uv = tomllib.loads(text).get("tool", {}).get("uv", {})
     return uv.get("sources", {}), uv.get("dependency-metadata", [])
 
 
 def reconciled_pyproject(base: str, dev: str, main: str, config: Config, evidence: Evidence = Evidence()) -> tuple[str, list[SourceDecision], list[MetadataUpdate]]:
     """Dev's pyproject with the three-way sources and metadata applied (what reconcile writes)."""
-    (base_sources, _), (dev_sources, dev_meta), (main_sources, main_meta) = (_tables(t) for t in (base, dev, main))
+    (base_sources, _), (dev_sources, dev_meta), (main_sources, main_meta) = (uv_tables(t) for t in (base, dev, main))
     decisions = merge_sources(base_sources, dev_sources, main_sources, policy_of(config), evidence)
     metadata = plan_metadata(dev_meta, main_meta, decisions)
     return apply_plan(dev, main, decisions, metadata), decisions, metadata

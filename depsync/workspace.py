@@ -67,8 +67,12 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
     for reader in readers:
         text = reader.read_text(pyproject_path, required=False)
         if text is not None and not conflict_marker_lines(text):
-            return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+            return _config_in(text, pyproject_path)
     return Config()
+
+
+def _config_in(text: str, pyproject_path: str) -> Config:
+    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
 
 
 def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
@@ -84,7 +88,7 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
     pyproject_path = overrides.pyproject or "pyproject.toml"
     text = reader.read_text(pyproject_path)
     assert text is not None
-    config = config_of(reader, pyproject_path=pyproject_path).with_overrides(
+    config = (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path)).with_overrides(
         pyproject=overrides.pyproject,
         lock=overrides.lock,
         owner_ref=overrides.owner_ref,

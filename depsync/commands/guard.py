@@ -16,12 +16,12 @@ from pathlib import Path
 from depsync import git
 from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.merge import reconciled_pyproject
+from depsync.merge import reconciled_pyproject, uv_tables
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
 from depsync.rules import CheckInputs, freshness
-from depsync.workspace import FileReader, load_config_from, CliOverrides
+from depsync.workspace import FileReader, config_of
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,6 @@ def _without_reconciled_tables(text: str) -> dict:
     return data
 
 
-def _sanctioned(text: str) -> tuple[dict, list]:
-    uv = tomllib.loads(text).get("tool", {}).get("uv", {})
-    return uv.get("sources", {}), uv.get("dependency-metadata", [])
-
-
 def _parents(root: Path, commit: str, config: Config, options: GuardOptions) -> tuple[str, str]:
     """(dev parent, main parent) of the merge commit."""
     if options.dev and options.main:
@@ -74,7 +69,7 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     if not git.is_repository(root):
         raise DepsyncError(f"{root} is not a git repository")
     commit = git.resolve(root, options.ref)
-    config, _, _ = load_config_from(FileReader(root, commit), CliOverrides())
+    config = config_of(FileReader(root, commit))
     dev, main = _parents(root, commit, config, options)
     base = git.merge_base(root, dev, main)
     here, at_dev, at_main, at_base = (FileReader(root, c) for c in (commit, dev, main, base))
@@ -90,11 +85,13 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     if conflict_marker_lines(ours):
         violations.append(Violation(config.pyproject, "has conflict markers", f"depsync reconcile --dev {dev_short} --main {main_short}"))
         return violations, dev_short, main_short
-    expected, _, _ = reconciled_pyproject(at_base.read_text(config.pyproject, required=False) or "", at_dev.read_text(config.pyproject) or "", at_main.read_text(config.pyproject, required=False) or "", config)
+    dev_text = at_dev.read_text(config.pyproject) or ""
+    base_text, main_text = (r.read_text(config.pyproject, required=False) or "" for r in (at_base, at_main))
+    expected, _, _ = reconciled_pyproject(base_text, dev_text, main_text, config)
     reconcile_fix = f"depsync reconcile --no-merge --dev {dev_short} --main {main_short}"
-    if _without_reconciled_tables(ours) != _without_reconciled_tables(at_dev.read_text(config.pyproject) or ""):
+    if _without_reconciled_tables(ours) != _without_reconciled_tables(dev_text):
         violations.append(Violation(config.pyproject, f"changes more than [tool.uv.sources] and dependency-metadata against dev ({dev_short})", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))
-    elif _sanctioned(ours) != _sanctioned(expected):
+    elif uv_tables(ours) != uv_tables(expected):
         violations.append(Violation(config.pyproject, "[tool.uv.sources] or dependency-metadata is not what the three-way merge gives", reconcile_fix))
 
     lock_here, lock_dev, lock_main = here.read_bytes(config.lock), at_dev.read_bytes(config.lock), at_main.read_bytes(config.lock)
