@@ -118,16 +118,16 @@ class DockerRunner:
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     name: str = "docker"
 
-    def _image(self, engine: Any) -> None:
+    def _image(self, engine: Any) -> str:
+        """The image's id, pulling it when the engine does not have it."""
         from docker.errors import DockerException, ImageNotFound
 
         try:
-            engine.images.get(self.image)
-            return
+            return str(engine.images.get(self.image).id)
         except ImageNotFound:
             pass
         try:
-            engine.images.pull(self.image)
+            return str(engine.images.pull(self.image).id)
         except DockerException as exc:
             raise DepsyncError(
                 f"image {self.image} is not on this engine and pulling it failed ({redact(str(exc))[:200]}); "
@@ -146,9 +146,9 @@ class DockerRunner:
         finally:
             container.remove(force=True)
 
-    def _uv(self, engine: Any) -> tuple[dict[str, dict[str, str]], str, str, tuple[str, ...]]:
+    def _uv(self, engine: Any, image_id: str) -> tuple[dict[str, dict[str, str]], str, str, tuple[str, ...]]:
         """(extra volumes, uv executable in the container, version used, notes)."""
-        image_uv = self._image_uv(engine)
+        image_uv = self._image_uv(engine, image_id)
         if self.uv_version is None or image_uv == self.uv_version:
             if not image_uv:
                 raise DepsyncError(f"{self.image} has no uv and no version is pinned (ARG UV_VERSION) to provide one")
@@ -159,13 +159,12 @@ class DockerRunner:
         note = f"{self.image} has uv {image_uv or 'none'}; used uv {self.uv_version} (pinned) from depsync's cache"
         return {str(binary): {"bind": UV_MOUNT, "mode": "ro"}}, UV_MOUNT, self.uv_version, (note,)
 
-    def _image_uv(self, engine: Any) -> str:
+    def _image_uv(self, engine: Any, image_id: str) -> str:
         """The uv version inside the image ("" when it has none), remembered per image id."""
         import json
 
         from depsync.uv import cache_root
 
-        image_id = engine.images.get(self.image).id
         memo = cache_root() / "image-uv.json"
         try:
             known = json.loads(memo.read_text()) if memo.is_file() else {}
@@ -198,8 +197,7 @@ class DockerRunner:
 
     def lock(self, project: Path, args: list[str], timeout: float = 1800, on_line: LineSink | None = None, replace: Mapping[str, bytes] | None = None) -> LockRun:
         engine = client()
-        self._image(engine)
-        uv_volumes, uv_exe, version, notes = self._uv(engine)
+        uv_volumes, uv_exe, version, notes = self._uv(engine, self._image(engine))
         self._prepare_cache(engine)
         secrets = secret_values(self.environ)
         environment = {
