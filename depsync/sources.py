@@ -132,15 +132,15 @@ def merge_sources(
     b, d, m = _by_name(base), _by_name(dev), _by_name(main)
     order = list(d) + [k for k in m if k not in d] + [k for k in b if k not in d and k not in m]
     decisions = [_decide(key, b.get(key), d.get(key), m.get(key), policy, evidence) for key in order]
-    return [_flag_new_hosts(decision, dev) for decision in decisions]
+    dev_hosts = set().union(*(hosts(v) for v in dev.values()))
+    return [_flag_new_hosts(decision, dev_hosts) for decision in decisions]
 
 
-def _flag_new_hosts(decision: SourceDecision, dev: Mapping[str, Any]) -> SourceDecision:
+def _flag_new_hosts(decision: SourceDecision, dev_hosts: set[str]) -> SourceDecision:
     """A source taken from main that points to a host dev never used gets a review (supply chain)."""
     if decision.taken_from != "main":
         return decision
-    known = set().union(*(hosts(v) for v in dev.values())) if dev else set()
-    new = sorted(hosts(decision.result) - known)
+    new = sorted(hosts(decision.result) - dev_hosts)
     if not new:
         return decision
     note = f"new host {', '.join(new)}: no dev source uses it; review before merging"
