@@ -11,7 +11,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from depsync import __version__
+from depsync import __version__, signals
 from depsync.config import DockerfileSpec
 from depsync.errors import DepsyncError
 from depsync.redact import redact
@@ -59,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
     reconcile.add_argument("--timeout", type=float, default=1800, help="seconds uv lock may take (default 1800)")
     reconcile.add_argument("--runner", choices=("auto", "docker", "local"), default="auto", help="where uv relocks (as for `depsync lock`)")
     reconcile.add_argument("--image", help="CI image for the docker runner (default: config or the Dockerfile's FROM)")
+    reconcile.add_argument("--memory", metavar="SIZE", help="memory limit of the lock container, e.g. 8g (default: none)")
     reconcile.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     lock = commands.add_parser("lock", help="uv lock inside the CI image with the image's uv version, written back atomically")
     lock.add_argument("path", nargs="?", default=".", type=Path, help="project root (default: .)")
@@ -73,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
     lock.add_argument("--timeout", type=float, default=1800, help="seconds uv may take (default 1800)")
     lock.add_argument("--summary", type=Path, help="write a Markdown summary of the changes here")
     lock.add_argument("--cache-volume", default="depsync-uv-cache", help="named volume for uv's cache (default depsync-uv-cache)")
+    lock.add_argument("--memory", metavar="SIZE", help="memory limit of the lock container, e.g. 8g (default: none)")
     lock.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     diff = commands.add_parser("diff", help="what changed between two locks (files or REF:path)")
     diff.add_argument("old", nargs="?", default="HEAD:uv.lock", help="old lock: a path or REF:path (default HEAD:uv.lock)")
@@ -160,9 +162,32 @@ def _print_traceback() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse, run, map errors to exit codes; stdout and stderr redact every line meanwhile
+    (one sink for tables, summaries, logs and errors), and signals follow depsync.signals."""
+    from depsync.redact import RedactingStream
+
     args = parser().parse_args(argv)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(streams[0]), RedactingStream(streams[1])
+    previous = signals.install()
+    try:
+        return _main(args)
+    finally:
+        signals.restore(previous)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+        sys.stdout, sys.stderr = streams
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         return _run(args)
+    except signals.Interrupted as exc:
+        print(f"depsync: interrupted ({exc}); files left as they were", file=sys.stderr)
+        return exc.exit_code
     except DepsyncError as exc:
         if args.debug:
             _print_traceback()

@@ -7,6 +7,7 @@ from typing import Any
 
 from depsync.errors import DepsyncError
 from depsync.findings import Severity
+from depsync.untrusted import git_ref_allowed, project_relative
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,25 @@ def _str(value: Any, key: str) -> str:
     return value
 
 
+def _path(value: Any, key: str) -> str:
+    """A path depsync reads or writes: relative, inside the project (config is repository content)."""
+    return project_relative(_str(value, key), f"[tool.depsync] {key}")
+
+
+def _ref(value: Any, key: str) -> str:
+    ref = _str(value, key)
+    if not git_ref_allowed(ref):
+        raise DepsyncError(f"[tool.depsync] {key} {ref!r} is not a git ref depsync passes to git (starts with '-' or has control characters)")
+    return ref
+
+
+def _image(value: Any, key: str) -> str:
+    image = _str(value, key)
+    if image.startswith("-") or any(c.isspace() or ord(c) < 32 for c in image):
+        raise DepsyncError(f"[tool.depsync] {key} {image!r} is not an image reference")
+    return image
+
+
 def _side(value: Any, key: str) -> str:
     if value not in ("dev", "main"):
         raise DepsyncError(f'[tool.depsync] {key} must be "dev" or "main", not {value!r}')
@@ -79,7 +99,7 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
     specs = []
     for item in value:
         if isinstance(item, str):
-            specs.append(DockerfileSpec(item))
+            specs.append(DockerfileSpec(_path(item, "dockerfiles")))
         elif isinstance(item, dict) and isinstance(item.get("path"), str):
             unknown = set(item) - {"path", "build-args"}
             if unknown:
@@ -87,7 +107,7 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
             args = item.get("build-args", {})
             if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
                 raise DepsyncError("[tool.depsync] dockerfiles build-args must be a table of strings")
-            specs.append(DockerfileSpec(item["path"], dict(args)))
+            specs.append(DockerfileSpec(_path(item["path"], "dockerfiles"), dict(args)))
         else:
             raise DepsyncError("[tool.depsync] each dockerfiles entry must be a path or a table with `path`")
     return tuple(specs)
@@ -116,10 +136,16 @@ def load_config(table: dict[str, Any]) -> Config:
     config = Config()
     changes: dict[str, Any] = {}
     for key, value in table.items():
-        if key in ("pyproject", "lock", "owner-ref", "upstream-ref", "image"):
-            changes[key.replace("-", "_")] = _str(value, key)
-        elif key in ("protected-paths", "allowed-hosts"):
-            changes[key.replace("-", "_")] = _str_list(value, key)
+        if key in ("pyproject", "lock"):
+            changes[key] = _path(value, key)
+        elif key in ("owner-ref", "upstream-ref"):
+            changes[key.replace("-", "_")] = _ref(value, key)
+        elif key == "image":
+            changes["image"] = _image(value, key)
+        elif key == "protected-paths":
+            changes["protected_paths"] = tuple(_path(v, key) for v in _str_list(value, key))
+        elif key == "allowed-hosts":
+            changes["allowed_hosts"] = _str_list(value, key)
         elif key == "dockerfiles":
             changes["dockerfiles"] = _dockerfiles(value)
             changes["dockerfiles_configured"] = True

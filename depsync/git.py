@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from depsync import process
 from depsync.errors import DepsyncError
 from depsync.redact import redact
+from depsync.untrusted import project_relative, require_ref
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     try:
-        result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+        result = process.run(["git", "-C", str(root), *args])
     except FileNotFoundError:
         raise DepsyncError("git is not installed (needed for --ref and protected paths)") from None
     if check and result.returncode != 0:
@@ -32,21 +34,26 @@ def toplevel(root: Path) -> Path:
 
 
 def resolve(root: Path, ref: str) -> str:
-    """Full commit of ref; a clear error when it does not exist."""
-    result = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    """Full commit of ref; a clear error when it does not exist (or could be read as an option)."""
+    require_ref(ref)
+    result = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if result.returncode != 0:
         raise DepsyncError(f"git ref {ref!r} not found (fetch it, e.g. `git fetch origin`, or name another ref)")
     return result.stdout.decode().strip()
 
 
 def _relative(root: Path, path: str) -> str:
-    """path (relative to root) as a path from the repository top, for `ref:path`."""
-    top = toplevel(root)
-    return (root.resolve() / path).resolve().relative_to(top.resolve()).as_posix()
+    """path (relative to root) as a path from the repository top, for `ref:path`.
+
+    Only the project root is resolved: the path inside it names a tree entry at the ref and
+    must not follow the work tree's symlinks (which could point anywhere)."""
+    prefix = root.resolve().relative_to(toplevel(root).resolve())
+    return (PurePosixPath(prefix.as_posix()) / project_relative(path, "path")).as_posix().removeprefix("./")
 
 
 def read_blob(root: Path, ref: str, path: str) -> bytes | None:
     """Content of path at ref, or None when the path does not exist there."""
+    require_ref(ref)
     result = _git(root, "cat-file", "blob", f"{ref}:{_relative(root, path)}", check=False)
     return result.stdout if result.returncode == 0 else None
 

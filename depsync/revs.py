@@ -12,6 +12,9 @@ import re
 import subprocess
 from pathlib import Path
 
+from depsync import process
+from depsync.untrusted import GIT_ALLOW_PROTOCOL, git_url_allowed
+
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -21,8 +24,9 @@ def cache_dir() -> Path:
 
 
 def _git(args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
-    return subprocess.run(["git", *args], capture_output=True, timeout=timeout, env=env, check=False)
+    # no prompts, and only transports that move data (never `ext::`), whatever the URL says
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", GIT_ALLOW_PROTOCOL=GIT_ALLOW_PROTOCOL)
+    return process.run(["git", *args], timeout=timeout, env=env)
 
 
 def rev_order(url: str, dev_rev: str, main_rev: str, *, cache: Path | None = None, timeout: float = 60) -> str:
@@ -32,6 +36,8 @@ def rev_order(url: str, dev_rev: str, main_rev: str, *, cache: Path | None = Non
         return "same"
     if not (_COMMIT.match(dev_rev) and _COMMIT.match(main_rev)):
         return "unknown"
+    if not git_url_allowed(url):  # an option (`--upload-pack=...`) or a command transport: never fetched
+        return "unknown"
     repo = (cache or cache_dir()) / hashlib.sha256(url.encode()).hexdigest()[:20]
     try:
         if not (repo / "HEAD").exists():
@@ -40,7 +46,7 @@ def rev_order(url: str, dev_rev: str, main_rev: str, *, cache: Path | None = Non
         have = all(_git(["-C", str(repo), "cat-file", "-e", f"{r}^{{commit}}"], timeout).returncode == 0 for r in (dev_rev, main_rev))
         if not have:
             fetched = _git(
-                ["-C", str(repo), "fetch", "--quiet", "--no-tags", "--filter=blob:none", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                ["-C", str(repo), "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
                 timeout,
             )
             if fetched.returncode != 0:

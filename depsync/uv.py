@@ -8,8 +8,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from depsync import process
 from depsync.errors import DepsyncError
 from depsync.redact import redact
+from depsync.untrusted import uv_version_allowed
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ def host_uv() -> str:
 
 
 def uv_version(argv: list[str]) -> str:
-    result = subprocess.run([*argv, "--version"], capture_output=True, text=True, check=False)
+    result = process.run([*argv, "--version"], text=True, timeout=600)
     if result.returncode != 0:
         raise DepsyncError(f"could not run {' '.join(argv)}: {redact(result.stderr.strip())}")
     return result.stdout.split()[1] if result.stdout.split()[1:] else ""
@@ -45,6 +47,8 @@ def uv_version(argv: list[str]) -> str:
 def uv_command(version: str | None) -> list[str]:
     """argv prefix running uv at version (host uv when it matches, else `uv tool run uv@version`)."""
     host = host_uv()
+    if version is not None and not uv_version_allowed(version):
+        raise DepsyncError(f"{version!r} is not a uv release number")
     if version is None or uv_version([host]) == version:
         return [host]
     return [host, "tool", "run", "--quiet", f"uv@{version}"]
@@ -55,7 +59,7 @@ def run_uv(args: list[str], project: Path, version: str | None = None, timeout: 
     env = dict(os.environ, NO_COLOR="1")
     try:
         used = uv_version(argv)
-        result = subprocess.run([*argv, *args], cwd=project, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        result = process.run([*argv, *args], cwd=project, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
     return UvResult(result.returncode, redact(result.stdout), redact(result.stderr), used)
@@ -72,6 +76,8 @@ def uv_binary(version: str) -> Path:
     import tempfile
     import zipfile
 
+    if not uv_version_allowed(version):  # the version names a directory: never a path of its own
+        raise DepsyncError(f"{version!r} is not a uv release number")
     target = cache_root() / "uv" / version / "uv"
     if target.is_file():
         return target

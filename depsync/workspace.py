@@ -9,11 +9,18 @@ from depsync import git
 from depsync.config import Config, DockerfileSpec, load_config
 from depsync.errors import DepsyncError
 from depsync.findings import Finding
+from depsync.limits import check_size
 from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
 from depsync.rules import RULES, CheckInputs, ProtectedFile
+from depsync.untrusted import project_relative
+
+
+def inside(path: Path, root: Path) -> bool:
+    """path, symlinks resolved, is root or below it."""
+    return path.resolve().is_relative_to(root.resolve())
 
 
 @dataclass(frozen=True)
@@ -24,10 +31,21 @@ class FileReader:
     ref: str | None = None
 
     def read_bytes(self, path: str) -> bytes | None:
+        """The file's bytes, None when absent. Paths come from config and the lock: one that
+        leaves the project (`..`, absolute, a symlink pointing out) is an error, never read."""
+        relative = project_relative(path, "path")
         if self.ref is not None:
-            return git.read_blob(self.root, self.ref, path)
-        file = self.root / path
-        return file.read_bytes() if file.is_file() else None
+            data = git.read_blob(self.root, self.ref, relative)
+            if data is not None:
+                check_size(len(data), f"{self.ref}:{relative}")
+            return data
+        file = self.root / relative
+        if not file.is_file():
+            return None
+        if not inside(file, self.root):
+            raise DepsyncError(f"{path} resolves outside the project (a symlink); depsync does not read it", path)
+        check_size(file.stat().st_size, path)
+        return file.read_bytes()
 
     def read_text(self, path: str, *, required: bool = True) -> str | None:
         data = self.read_bytes(path)
@@ -168,8 +186,12 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
     names = {pyproject.name} if pyproject.name else set()
     for pattern in workspace.get("members", []):
         for directory in sorted(root.glob(str(pattern))):
+            if not inside(directory, root):  # `members = ["../*"]`: outside the project, not read
+                continue
             relative = directory.relative_to(root).as_posix()
             if any(fnmatch.fnmatch(relative, e) for e in excluded) or not (directory / "pyproject.toml").is_file():
+                continue
+            if not inside(directory / "pyproject.toml", root):
                 continue
             member = Pyproject.from_text((directory / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
             if member.name:

@@ -129,7 +129,7 @@ def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slo
     )
     deadline = time.monotonic() + 60
     while True:
-        running = [c for c in client.containers.list(filters={"label": "io.depsync.run=lock"})]
+        running = [c for c in client.containers.list(filters={"label": "io.depsync.role=lock"})]
         if running:
             running[0].kill()
             break

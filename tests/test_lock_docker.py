@@ -19,6 +19,7 @@ from conftest import IMAGE
 from uvprojects import build_find_links
 
 LABEL = "io.depsync.run"
+ROLE = "io.depsync.role"
 
 pytestmark = pytest.mark.docker
 
@@ -41,6 +42,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def depsync(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # the local runner's uv: the venv's, however pytest was started
     return subprocess.run([sys.executable, "-m", "depsync", "lock", str(project), *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -107,8 +110,9 @@ def test_timeout_stops_and_removes_the_container(engine, slow_image: str, projec
     assert leftovers(engine) == []
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_signal_during_run_removes_the_container(engine, slow_image: str, project: Path, signum: int) -> None:  # type: ignore[no-untyped-def]
+    """Through the CLI (depsync.signals): exit 128 + signum, like a shell (130, 143, 129)."""
     assert depsync(project, "--runner", "local").returncode == 0
     before = (project / "uv.lock").read_bytes()
     process = subprocess.Popen(
@@ -118,12 +122,12 @@ def test_signal_during_run_removes_the_container(engine, slow_image: str, projec
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not [c for c in leftovers(engine) if c.labels.get(LABEL) == "lock" and c.status == "running"]:
+    while not [c for c in leftovers(engine) if c.labels.get(ROLE) == "lock" and c.status == "running"]:
         assert time.monotonic() < deadline, "the lock container never started"
         time.sleep(0.2)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    assert process.returncode == 128 + signum, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert (project / "uv.lock").read_bytes() == before
     assert leftovers(engine) == []

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.errors import DepsyncError
+from depsync.untrusted import uv_version_allowed
 from depsync.findings import Finding, Severity
 from depsync.report.findings import print_human, to_github, to_json
 from depsync.rules import RULES, CheckInputs, run_rules
@@ -31,7 +32,7 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     """
     from depsync.uv import error_summary, run_uv
 
-    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins]
+    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
     version = pins[0] if pins else None
     result = run_uv(["lock", "--check", "--offline"], root, version)
     if result.returncode == 0:

@@ -14,6 +14,7 @@ from pathlib import Path
 from depsync import git
 from depsync.config import Config
 from depsync.errors import DepsyncError
+from depsync.fileio import confined, write_atomic
 from depsync.workspace import FileReader, config_of
 
 HOOK_MARK = "# installed by depsync install --pre-push"
@@ -38,10 +39,18 @@ def _command(options: InstallOptions) -> str:
     return "depsync" if shutil.which("depsync") else f"{shlex.quote(sys.executable)} -m depsync"
 
 
+def _pattern(path: str) -> str:
+    """A .gitattributes pattern for exactly this path (git's C-style quoting when needed)."""
+    if any(c in path for c in ' "\\\t*?[#'):
+        escaped = "".join("\\" + c if c in '"\\*?[' else c for c in path)
+        return f'"{escaped}"'
+    return path
+
+
 def _attribute_lines(top: Path, root: Path, config: Config) -> list[str]:
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
-    return [f"{prefix}{config.lock} merge=depsync-lock", f"{prefix}{config.pyproject} merge=depsync-pyproject"]
+    return [f"{_pattern(prefix + config.lock)} merge=depsync-lock", f"{_pattern(prefix + config.pyproject)} merge=depsync-pyproject"]
 
 
 def run(options: InstallOptions) -> int:
@@ -50,13 +59,13 @@ def run(options: InstallOptions) -> int:
         raise DepsyncError(f"{root} is not a git repository")
     top = git.toplevel(root)
     config = config_of(FileReader(root))
-    attributes = top / ".gitattributes"
+    attributes = confined(top, ".gitattributes")  # a symlinked one could point anywhere
     existing = attributes.read_text().splitlines() if attributes.is_file() else []
     lines = _attribute_lines(top, root, config)
     if options.uninstall:
         kept = [line for line in existing if line not in lines]
         if kept != existing:
-            attributes.write_text("\n".join(kept) + "\n" if kept else "")
+            write_atomic(attributes, ("\n".join(kept) + "\n" if kept else "").encode())
         for name in DRIVERS:
             git.remove_config_section(top, f"merge.{name}")
         hook = git.git_dir(top) / "hooks" / "pre-push"
@@ -69,7 +78,7 @@ def run(options: InstallOptions) -> int:
         text = attributes.read_text() if attributes.is_file() else ""
         if text and not text.endswith("\n"):
             text += "\n"
-        attributes.write_text(text + "\n".join(missing) + "\n")
+        write_atomic(attributes, (text + "\n".join(missing) + "\n").encode())
     command = _command(options)
     for name, (kind, description) in DRIVERS.items():
         relock = " --relock" if options.relock and kind == "lock" else ""
@@ -78,6 +87,8 @@ def run(options: InstallOptions) -> int:
     print(f"depsync: merge drivers installed for {', '.join(line.split()[0] for line in lines)}")
     if options.pre_push:
         hook = git.git_dir(top) / "hooks" / "pre-push"
+        if hook.is_symlink():
+            raise DepsyncError(f"{hook} is a symlink; depsync never writes through symlinks")
         if hook.exists() and HOOK_MARK not in hook.read_text():
             raise DepsyncError(f"{hook} exists and was not written by depsync; add `{command} guard` to it by hand")
         hook.parent.mkdir(parents=True, exist_ok=True)

@@ -14,12 +14,13 @@ from pathlib import Path
 from depsync import faults
 from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.fileio import write_atomic
+from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.lockdiff import diff_locks
 from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.runners import LockRun, Runner
+from depsync.untrusted import uv_version_allowed
 from depsync.uv import error_summary
 from depsync.workspace import FileReader, ci_dockerfile, config_of
 
@@ -38,12 +39,16 @@ class LockOptions:
     timeout: float = 1800
     summary: Path | None = None
     cache_volume: str = "depsync-uv-cache"
+    memory: str | None = None  # docker runner: the container's memory limit (e.g. "8g")
 
 
 def wanted_uv_version(pyproject: Pyproject, dockerfile: Dockerfile | None) -> str | None:
     """The Dockerfile's pin, else an exact `required-version`."""
     if dockerfile is not None and dockerfile.uv_pins:
-        return dockerfile.uv_pins[0].version
+        pin = dockerfile.uv_pins[0]
+        if not uv_version_allowed(pin.version):  # it names a cache path and a download: never used as given
+            raise DepsyncError(f"{pin.how} {pin.version!r} is not a uv release number", f"{dockerfile.path}:{pin.line}")
+        return pin.version
     required = str(pyproject.uv.get("required-version", "")).strip()
     exact = required.removeprefix("==")
     if exact and all(part.isdigit() for part in exact.split(".")):
@@ -100,18 +105,20 @@ def choose_runner(options: LockOptions, config: Config, pyproject: Pyproject, do
         if options.runner == "docker":
             raise DepsyncError("no image: pass --image, set [tool.depsync] image, or use --build")
         return LocalRunner(version), "local runner: no CI image could be derived"
-    return DockerRunner(image, version, options.cache_volume), f"docker runner, image {image} ({how})"
+    return DockerRunner(image, version, options.cache_volume, memory=options.memory), f"docker runner, image {image} ({how})"
 
 
 def run(options: LockOptions) -> int:
     from depsync.report.lock import LockProgress, print_changes, to_markdown
 
     root = options.root
+    if options.summary:
+        output_file(options.summary, "--summary")  # a bad one fails now, not after uv.lock was replaced
     reader = FileReader(root)
     pyproject = Pyproject.from_text(reader.read_text("pyproject.toml") or "")  # required: a missing one is an error
     config = config_of(reader)
     dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
-    lock_path = root / config.lock
+    lock_path = confined(root, config.lock, "the lock path")
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
     runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path)
     args = (["--upgrade"] if options.upgrade else []) + [a for p in options.upgrade_packages for a in ("--upgrade-package", p)] + (["--check"] if options.check else [])
@@ -135,12 +142,17 @@ def run(options: LockOptions) -> int:
     if result.returncode != 0 or result.new_lock is None:
         raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {error_summary(result.output, 800)}")
     new_lock = Lock.from_text(result.new_lock.decode(), config.lock)  # only a lock that parses replaces the old one
-    faults.point("lock:after-uv")
-    if result.new_lock != old_bytes:
-        write_atomic(lock_path, result.new_lock)
     empty = Lock.from_text("version = 1\n", config.lock)
     changes = diff_locks(Lock.from_text(old_bytes.decode(), config.lock) if old_bytes else empty, new_lock)
+    snapshot = Snapshot(root, [config.lock])
+    try:
+        faults.point("lock:after-uv")
+        if result.new_lock != old_bytes:
+            write_atomic(lock_path, result.new_lock)
+        if options.summary:
+            write_report(options.summary, to_markdown(changes, result.uv_version, why))
+    except BaseException:
+        snapshot.restore()  # all or nothing: no new lock without the summary the caller asked for
+        raise
     print_changes(changes, sys.stdout, written=result.new_lock != old_bytes)
-    if options.summary:
-        write_atomic(options.summary, to_markdown(changes, result.uv_version, why).encode())
     return 0

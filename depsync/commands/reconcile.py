@@ -15,10 +15,10 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from depsync import faults, git
+from depsync import faults, git, signals
 from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.fileio import Snapshot, write_atomic
+from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.findings import Finding, Severity
 from depsync.lockdiff import PackageChange, diff_locks
 from depsync.merge import policy_of, reconciled_pyproject
@@ -48,6 +48,7 @@ class ReconcileOptions:
     timeout: float = 1800
     runner: str = "auto"  # where uv relocks: auto (docker when an engine and image are there), docker, local
     image: str | None = None
+    memory: str | None = None  # docker runner: the container's memory limit
 
 
 @dataclass
@@ -128,6 +129,10 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     dev_reader = readers["dev"]
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
+    for path in targets:
+        confined(root, path, "a file reconcile writes")  # refused before anything is written
+    # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
+    load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(
         dev_ref, main_ref, git.short(root, dev_commit), git.short(root, main_commit), git.short(root, base_commit), decisions, metadata, dry_run=options.dry_run
     )
@@ -145,58 +150,73 @@ def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple
     reader = FileReader(options.root, dev_commit)
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
     dockerfile, path = ci_dockerfile(reader, config)
-    return choose_runner(LockOptions(options.root, options.runner, options.image), config, pyproject, dockerfile, path)
+    lock_options = LockOptions(options.root, options.runner, options.image, timeout=options.timeout, memory=options.memory)
+    return choose_runner(lock_options, config, pyproject, dockerfile, path)
 
 
 def run(options: ReconcileOptions) -> int:
     from depsync.report.reconcile import to_json, to_markdown
 
+    for path, what in ((options.summary, "--summary"), (options.plan_json, "--plan-json")):
+        if path:
+            output_file(path, what)  # a bad one fails before anything is written
     result, config, targets, dev_commit = plan(options)
-    if not options.dry_run:
-        _apply(options, result, config, targets, dev_commit)
-    markdown = to_markdown(result)
-    if options.summary:
-        write_atomic(options.summary, markdown.encode())
-    if options.plan_json:
-        write_atomic(options.plan_json, to_json(result).encode())
+
+    def report() -> str:
+        markdown = to_markdown(result)
+        if options.summary:
+            write_report(options.summary, markdown)
+        if options.plan_json:
+            write_report(options.plan_json, to_json(result))
+        return markdown
+
+    if options.dry_run:
+        markdown = report()
+    else:
+        staging = bool(git.merge_head(options.root) or git.unmerged_paths(options.root))
+        # the index too: staging is undone with the files when a later phase fails
+        snapshot = Snapshot(options.root, list(targets), [git.git_dir(options.root) / "index"] if staging else [])
+        try:
+            _apply(options, result, config, targets, dev_commit, staging)
+            markdown = report()
+        except BaseException:
+            snapshot.restore()  # every phase, every failure and every handled signal: as before
+            raise
     print(markdown, file=sys.stdout)
     return 1 if result.needs_review else 0
 
 
-def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str) -> None:
+def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str, staging: bool) -> None:
     root = options.root
-    top = git.toplevel(root)
-    snapshot = Snapshot(root, list(targets))
-    try:
-        faults.point("reconcile:before-write")
-        for path, data in targets.items():
-            file = root / path
-            if data is None:
-                file.unlink(missing_ok=True)
-            elif not file.is_file() or file.read_bytes() != data:
-                write_atomic(file, data)
-        faults.point("reconcile:after-write")
-        if options.no_lock:
-            result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
-        else:
-            runner, how = _runner(options, config, dev_commit)
-            locked = runner.lock(root, [], options.timeout)
-            if locked.returncode != 0:
-                raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
-            if locked.new_lock is None:
-                raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
-            new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
-            faults.point("reconcile:after-uv")
-            write_atomic(root / config.lock, locked.new_lock)
-            dev_lock = targets.get(config.lock)
-            if dev_lock is not None:
-                result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
-            result.lock_note = f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes)
-    except BaseException:
-        snapshot.restore()
-        raise
-    if git.merge_head(root) or git.unmerged_paths(root):
+    faults.point("reconcile:before-write")
+    for path, data in targets.items():
+        file = confined(root, path)
+        if data is None:
+            file.unlink(missing_ok=True)
+        elif not file.is_file() or file.read_bytes() != data:
+            write_atomic(file, data)
+    faults.point("reconcile:after-write")
+    if options.no_lock:
+        result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
+    else:
+        runner, how = _runner(options, config, dev_commit)
+        locked = runner.lock(root, [], options.timeout)
+        if locked.returncode != 0:
+            raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
+        if locked.new_lock is None:
+            raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
+        new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
+        faults.point("reconcile:after-uv")
+        write_atomic(confined(root, config.lock), locked.new_lock)
+        dev_lock = targets.get(config.lock)
+        if dev_lock is not None:
+            result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
+        result.lock_note = f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes)
+    if staging:
+        top = git.toplevel(root)
         relative = [str((root / p).resolve().relative_to(top.resolve())) for p in targets]
-        git.stage(top, relative)
+        with signals.deferred():  # a killed `git add` would leave index.lock behind
+            git.stage(top, relative)
+    faults.point("reconcile:after-stage")
     inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref))
     result.findings = run_rules(inputs)

@@ -9,6 +9,7 @@ from packaging.version import InvalidVersion, Version
 
 from depsync.findings import Finding
 from depsync.rules import RULES, CheckInputs
+from depsync.untrusted import uv_version_allowed
 
 # uv has written lock format version 1 since 0.3.0; `revision` bumps inside it are
 # read by older uv of the same format (uv 0.7.2 reads Megatron-LM's revision-3 lock).
@@ -18,6 +19,12 @@ LOCK_FORMAT_SINCE = {1: Version("0.3.0")}
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
     pins = [(d, pin) for d in inputs.dockerfiles for pin in d.uv_pins]
+    for dockerfile, pin in pins:
+        if not uv_version_allowed(pin.version):  # it would name a path and a download: refused, and said
+            yield RULES["uv-version-mismatch"].finding(
+                dockerfile.path, pin.line, f"{pin.how} {pin.version!r} is not a uv release number", "pin a release such as 0.7.2"
+            )
+    pins = [(d, pin) for d, pin in pins if uv_version_allowed(pin.version)]
     required = pyproject.uv.get("required-version")
     if required:
         try:

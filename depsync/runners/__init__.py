@@ -2,11 +2,14 @@
 
 Both work on a copy of the project and hand back the new uv.lock bytes; the command
 writes them over the real lock atomically, and only when uv succeeded and the result
-parses. A runner never touches the caller's files.
+parses. A runner never touches the caller's files: the copy is a real copy (a reflink
+where the filesystem has them), so a build backend that uv runs can rewrite or chmod
+anything in it without reaching the caller's tree.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Callable, Mapping
@@ -16,8 +19,7 @@ from typing import Protocol
 
 # not copied into the work copy: VCS data, environments, caches and build metadata uv does not read
 _SKIP = (".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", "*.egg-info")
-# files uv (or a build backend) may rewrite: always real copies, never hard links
-_WRITTEN = {"uv.lock", "pyproject.toml", "setup.cfg", "setup.py", "PKG-INFO"}
+_FICLONE = 0x40049409  # linux/fs.h: share extents copy-on-write (btrfs, xfs); not an inode
 
 
 @dataclass(frozen=True)
@@ -40,29 +42,27 @@ class Runner(Protocol):
         ...
 
 
-def _link_or_copy(source: str, destination: str) -> None:
-    """Hard-link files uv only reads (fast for large trees); copy the ones it may write."""
-    if os.path.basename(source) not in _WRITTEN:
+def _copy_file(source: str, destination: str) -> None:
+    """A copy that shares no inode with the source: a reflink when the filesystem can, else bytes."""
+    with open(source, "rb") as src, open(destination, "wb") as dst:
         try:
-            os.link(source, destination)
-            return
+            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
         except OSError:
-            pass  # another filesystem, or links not allowed: copy
-    shutil.copy2(source, destination)
+            shutil.copyfileobj(src, dst, 1 << 20)
+    shutil.copystat(source, destination)
 
 
 def write_replacements(copy: Path, replace: Mapping[str, bytes] | None) -> None:
     for relative, data in (replace or {}).items():
         target = copy / relative
-        target.unlink(missing_ok=True)  # never write through a hard link
+        target.unlink(missing_ok=True)  # a symlink in the copy is replaced, never written through
         target.write_bytes(data)
 
 
 def copy_project(project: Path, destination: Path) -> Path:
     """Copy the project (without VCS data, venvs and caches) into destination (may exist, empty).
 
-    uv replaces uv.lock by renaming a new file over it, so the hard-linked inputs of the
-    caller's tree are never written through.
-    """
-    shutil.copytree(project, destination, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP), copy_function=_link_or_copy, dirs_exist_ok=True)
+    Symlinks stay symlinks (never followed while copying); in the container they resolve
+    inside the container."""
+    shutil.copytree(project, destination, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP), copy_function=_copy_file, dirs_exist_ok=True)
     return destination

@@ -1,0 +1,57 @@
+"""Hard caps on the work one input can make depsync do.
+
+`depsync check` runs on repository content anyone can put in a PR, so every loop whose
+length an input controls has a cap here. Each cap sits far above what real repositories
+need (the numbers below say how far) and has a stated fallback where it is enforced:
+a Dockerfile value past an expansion cap is *unresolved* (reported as
+`docker-unresolved`, never guessed); markers past a marker cap are compared as
+normalized text (which can only over-report `lock-stale`, see model/markers.py).
+"""
+
+from __future__ import annotations
+
+from depsync.errors import DepsyncError
+
+# Any single file depsync reads (pyproject.toml, uv.lock, a Dockerfile). Real uv.lock
+# files reach a few MB (Megatron-LM's is 1.5 MB); 64 MiB leaves a wide margin while
+# keeping a file of garbage from being parsed at all.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+# A Dockerfile, before BuildKit's parser sees it: that parser is superlinear on heredocs
+# (measured: 128 KiB of heredoc ~0.7 s, 256 KiB ~2 s, 860 KiB ~13 s). Real CI Dockerfiles
+# are a few KiB (Megatron-LM's: 2 KiB); the largest public ones stay under 64 KiB.
+MAX_DOCKERFILE_BYTES = 256 * 1024
+
+# One expanded Dockerfile value (an ARG/ENV value, a word of a RUN command). Real values
+# are image names, versions, paths: well under 1 KiB. Doubling ARGs (`A1=${A0}${A0}`)
+# reach 8 MiB in 23 lines; past this cap the value is unresolved.
+MAX_EXPANSION_BYTES = 64 * 1024
+
+# All substituted bytes of one Dockerfile together. Without it, a 1 MB file of words that
+# each expand to MAX_EXPANSION_BYTES would hold gigabytes. Real files substitute a few KiB.
+MAX_EXPANSION_TOTAL_BYTES = 4 * 1024 * 1024
+
+# Variable substitutions (`$A`, `${A:-x}`, ...) in one Dockerfile. Real files make tens.
+MAX_EXPANSION_STEPS = 20_000
+
+# Nesting of `${A:-${B:-...}}` forms. Real files nest one or two levels; past this the
+# reference is unresolved (and recursion depth stays small).
+MAX_EXPANSION_DEPTH = 8
+
+# Marker equivalence enumerates environments (model/markers.py). Work is counted in units of
+# about a microsecond (1-1.5 us measured on the 2-core VM): per environment, one evaluation
+# of each marker, weighted by its comparisons (a version comparison costs ~8 string ones).
+# The cost of a comparison is known before it runs; past a cap it is compared as text.
+# One comparison may cost MAX_MARKER_WORK (~0.1-0.15 s). Measured: the largest comparison of
+# the Megatron-LM triple costs ~1k units, the largest of the test suite (oracle included) ~3.6k.
+MAX_MARKER_WORK = 100_000
+
+# All marker comparisons of one freshness check together (~0.5-0.75 s). Measured: the
+# Megatron-LM triple spends ~3.5k units per check, the largest check of the test suite ~28k.
+MAX_MARKER_RUN_WORK = 500_000
+
+
+def check_size(data_len: int, where: str, limit: int = MAX_INPUT_BYTES, what: str = "file") -> None:
+    """Refuse an input of data_len bytes over limit, before anything parses it."""
+    if data_len > limit:
+        raise DepsyncError(f"the {what} is {data_len} bytes; depsync reads at most {limit} bytes per {what}", where)

@@ -1,0 +1,51 @@
+"""Shell: run a child process (argument lists only) that never outlives depsync.
+
+The child gets its own process group. On a timeout, an error or a handled signal
+(depsync.signals) the whole group is killed and reaped, so neither uv nor a build
+backend or git helper it started is left running as an orphan.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from depsync import signals
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    text: bool = False,
+) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    """Like subprocess.run(capture_output=True, check=False); raises subprocess.TimeoutExpired
+    after killing the group."""
+    with signals.deferred():  # a signal between fork and here would lose track of the child
+        child = subprocess.Popen(
+            list(argv), cwd=cwd, env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text, start_new_session=True,
+        )
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(child)
+        raise
+    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+
+def _kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    with signals.deferred():
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            child.communicate(timeout=10)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            pass
