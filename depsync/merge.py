@@ -1,4 +1,4 @@
-"""Merging pyproject.toml the way reconcile does, for the merge driver and the guard.
+"""Pure: pyproject.toml merged the way reconcile does, for reconcile, the merge driver and the guard.
 
 Three versions (base, dev = the owner's side, main) are first aligned: each gets the
 three-way result for [tool.uv.sources] and for the dependency-metadata of the
@@ -11,7 +11,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
-from depsync import git
 from depsync.config import Config
 from depsync.metadata_sync import MetadataUpdate, plan_metadata
 from depsync.pyproject_edit import align_metadata, apply_plan
@@ -19,9 +18,12 @@ from depsync.sources import Evidence, Policy, SourceDecision, merge_sources
 
 
 @dataclass(frozen=True)
-class PyprojectMerge:
-    text: str  # the merged text (with conflict markers when not clean)
-    clean: bool
+class AlignedVersions:
+    """The three versions a text merge gets, with sources and metadata already merged three-way."""
+
+    ours: str
+    base: str
+    theirs: str
     decisions: tuple[SourceDecision, ...]
     metadata: tuple[MetadataUpdate, ...]
 
@@ -46,8 +48,9 @@ def reconciled_pyproject(base: str, dev: str, main: str, config: Config, evidenc
     return apply_plan(dev, main, decisions, metadata), decisions, metadata
 
 
-def merge_pyproject(base: str, ours: str, theirs: str, config: Config, ours_is_owner: bool = True) -> PyprojectMerge:
-    """Text-merge everything, with [tool.uv.sources] and its metadata merged three-way first."""
+def aligned_versions(base: str, ours: str, theirs: str, config: Config, ours_is_owner: bool = True) -> AlignedVersions:
+    """base, ours and theirs with [tool.uv.sources] and its metadata merged three-way first, so a
+    text merge of them (the merge driver's `git merge-file`) only has everything else to merge."""
     dev, main = (ours, theirs) if ours_is_owner else (theirs, ours)
     final_dev, decisions, metadata = reconciled_pyproject(base, dev, main, config)
     names = [d.name for d in decisions]
@@ -55,7 +58,6 @@ def merge_pyproject(base: str, ours: str, theirs: str, config: Config, ours_is_o
     def align(text: str) -> str:
         return align_metadata(apply_plan(text, main, decisions, (), dev_text=dev), final_dev, names)
 
-    aligned = {"base": align(base), "dev": final_dev, "main": align(main)}
-    ours_text, theirs_text = (aligned["dev"], aligned["main"]) if ours_is_owner else (aligned["main"], aligned["dev"])
-    text, clean = git.merge_file(ours_text, aligned["base"], theirs_text)
-    return PyprojectMerge(text, clean, tuple(decisions), tuple(metadata))
+    aligned_main, aligned_base = align(main), align(base)
+    ours_text, theirs_text = (final_dev, aligned_main) if ours_is_owner else (aligned_main, final_dev)
+    return AlignedVersions(ours_text, aligned_base, theirs_text, tuple(decisions), tuple(metadata))

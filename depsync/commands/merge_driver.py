@@ -17,8 +17,22 @@ from pathlib import Path
 from depsync import git
 from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.merge import merge_pyproject
+from depsync.merge import AlignedVersions, aligned_versions
 from depsync.workspace import FileReader, config_of
+
+
+@dataclass(frozen=True)
+class PyprojectMerge:
+    text: str  # the merged text (with conflict markers when not clean)
+    clean: bool
+    aligned: AlignedVersions
+
+
+def merge_pyproject(base: str, ours: str, theirs: str, config: Config, ours_is_owner: bool = True) -> PyprojectMerge:
+    """git's text merge of the three versions, after reconcile's three-way merge of the sources."""
+    aligned = aligned_versions(base, ours, theirs, config, ours_is_owner)
+    text, clean = git.merge_file(aligned.ours, aligned.base, aligned.theirs)
+    return PyprojectMerge(text, clean, aligned)
 
 
 @dataclass(frozen=True)
@@ -86,7 +100,7 @@ def run(options: DriverOptions) -> int:
     if options.kind == "pyproject":
         merged = merge_pyproject(base.decode(), ours.decode(), theirs.decode(), config, owner_is_ours)
         options.ours.write_text(merged.text)
-        review = [d.name for d in merged.decisions if d.needs_review]
+        review = [d.name for d in merged.aligned.decisions if d.needs_review]
         if not merged.clean:
             _say(f"{options.path}: conflicts outside [tool.uv.sources] remain; resolve them, then run `depsync reconcile`")
             return 1
