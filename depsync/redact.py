@@ -88,9 +88,23 @@ def _variable_secrets(name: str, value: str) -> list[str]:
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret, and credentials inside URL
     variables (UV_INDEX_*, PIP_INDEX_URL, proxies...), longest first."""
-    environ = os.environ if environ is None else environ
+    if environ is None:
+        return list(_process_secrets())
     values = {secret for name, value in environ.items() for secret in _variable_secrets(name, value)}
     return sorted((v for v in values if _worth_masking(v)), key=lambda v: (-len(v), v))
+
+
+_cached: tuple[tuple[tuple[str, str], ...], tuple[str, ...]] = ((), ())
+
+
+def _process_secrets() -> tuple[str, ...]:
+    """secret_values(os.environ), recomputed only when the environment changed: every line
+    written to stdout or stderr asks for them."""
+    global _cached
+    key = tuple(os.environ.items())
+    if key != _cached[0]:
+        _cached = (key, tuple(secret_values(dict(key))))
+    return _cached[1]
 
 
 def _mask_patterns(text: str) -> str:

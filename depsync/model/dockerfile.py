@@ -7,10 +7,13 @@ continuations and escape directives are read exactly as `docker build` reads the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import ChainMap
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field, replace
 
+from depsync import limits
 from depsync.errors import DepsyncError
-from depsync.model.shell import Word, assignment, expand, split_commands
+from depsync.model.shell import ExpansionBudget, Word, assignment, expand_bounded, split_commands
 
 _UV_IMAGE = re.compile(r"ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)")
 _UV_PIP_PIN = re.compile(r"\buv==(\d+(?:\.\d+)*)")
@@ -23,6 +26,7 @@ class Arg:
     value: str
     line: int
     unresolved: tuple[str, ...] = ()
+    capped: bool = False  # unresolved because an expansion went past a cap of depsync/limits.py
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class UvCommand:
                 if word.value == name and index + 1 < len(words):
                     values.append(words[index + 1])
                 elif word.value.startswith(name + "="):
-                    values.append(Arg(word.value[len(name) + 1 :], word.line, word.unresolved))
+                    values.append(replace(word, value=word.value[len(name) + 1 :]))
         return values
 
     def has_flag(self, *names: str) -> bool:
@@ -73,6 +77,8 @@ class Dockerfile:
     def from_text(cls, text: str, path: str = "Dockerfile", build_args: dict[str, str] | None = None) -> Dockerfile:
         import dockerfile as buildkit
 
+        # BuildKit's parser is superlinear on heredocs: refuse a file no CI image is built from
+        limits.check_size(len(text.encode("utf-8", "replace")), path, limits.MAX_DOCKERFILE_BYTES, "Dockerfile")
         try:
             instructions = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
@@ -108,7 +114,7 @@ def _escape_char(source_lines: list[str]) -> str:
     return "\\"
 
 
-def _run_script(instruction, source_lines: list[str]) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+def _run_script(instruction, source_lines: list[str], escape: str) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     """The shell text a RUN executes and the file line its first character stands on."""
     if instruction.heredocs:
         # the body of the first heredoc starts on the line after the `<<EOF` line
@@ -119,15 +125,28 @@ def _run_script(instruction, source_lines: list[str]) -> tuple[str, int]:  # typ
         return " ".join(instruction.value), instruction.start_line
     # the parser joins continuation lines; take the raw lines so line numbers stay exact
     body = "\n".join(source_lines[instruction.start_line - 1 : instruction.end_line])
-    if _escape_char(source_lines) == "`":
+    if escape == "`":
         body = re.sub(r"`[ \t]*\n", "\\\n", body)
     body = re.sub(r"^\s*RUN\s+", "", body, flags=re.IGNORECASE)
-    while True:
-        flag = re.match(r"--\S+\s+", body)
-        if not flag:
-            break
-        body = body[flag.end() :]
-    return body, instruction.start_line
+    flags = _RUN_FLAGS.match(body)  # one match: cutting one flag at a time copied the body per flag
+    return body[flags.end() :] if flags else body, instruction.start_line
+
+
+_RUN_FLAGS = re.compile(r"(?:--\S+\s+)*")
+
+
+def _assign(
+    name: str, text: str, variables: Mapping[str, str | None], budget: ExpansionBudget, oversized: MutableMapping[str, bool]
+) -> str | None:
+    """The value a variable takes from text: None when any part of it is unresolved.
+
+    Keeping a partly expanded text would hand `${X}` on as if it were a value; None makes
+    every later use unresolved (reported). `oversized` remembers which names are None
+    because a cap was hit, directly or through another such name, for the message.
+    """
+    result = expand_bounded(text, variables, budget)
+    oversized[name] = result.capped or any(oversized.get(n, False) for n in result.unresolved)
+    return None if result.unresolved else result.text
 
 
 def _uv_subcommand(words: list[str]) -> tuple[str, int] | None:
@@ -155,6 +174,9 @@ def _uv_subcommand(words: list[str]) -> tuple[str, int] | None:
 def _build(instructions, source_lines: list[str], path: str, build_args: dict[str, str]) -> Dockerfile:  # type: ignore[no-untyped-def]
     global_args: dict[str, str | None] = {}
     stage_vars: dict[str, str | None] = {}
+    oversized: dict[str, bool] = {}  # see _assign
+    budget = ExpansionBudget()  # one per file: every expansion below is charged to it
+    escape = _escape_char(source_lines)
     stage = ""
     stage_count = 0
     commands: list[UvCommand] = []
@@ -166,7 +188,7 @@ def _build(instructions, source_lines: list[str], path: str, build_args: dict[st
             words = list(ins.value)
             if not words:
                 raise DepsyncError("FROM names no image", f"{path}:{ins.start_line}")
-            image, _ = expand(words[0], {**global_args})
+            image = expand_bounded(words[0], global_args, budget).text
             images.append((image, ins.start_line))
             stage = words[2] if len(words) >= 3 and words[1].upper() == "AS" else str(stage_count - 1)
             stage_vars = {}
@@ -175,13 +197,16 @@ def _build(instructions, source_lines: list[str], path: str, build_args: dict[st
             continue
         if ins.cmd in ("ARG", "ENV"):
             scope = global_args if stage_count == 0 else stage_vars
+            # a view, not a merged copy: a copy per instruction is quadratic in the number of ARGs
+            visible: Mapping[str, str | None] = ChainMap(stage_vars, global_args) if stage_count else global_args
             for name, value in _split_assignments(tuple(ins.value), ins.cmd):
                 if ins.cmd == "ARG" and name in build_args:
                     value = build_args[name]
+                    oversized[name] = False
                 elif value is None and ins.cmd == "ARG":
                     value = global_args.get(name)
                 elif value is not None:
-                    value, _ = expand(value, {**global_args, **stage_vars} if stage_count else global_args)
+                    value = _assign(name, value, visible, budget, oversized)
                 scope[name] = value
                 if name == "UV_VERSION" and value:
                     pins.append(UvPin(value, ins.start_line, f"{ins.cmd} UV_VERSION"))
@@ -192,9 +217,11 @@ def _build(instructions, source_lines: list[str], path: str, build_args: dict[st
             continue
         if ins.cmd != "RUN":
             continue
-        script, first_line = _run_script(ins, source_lines)
+        script, first_line = _run_script(ins, source_lines, escape)
         parsed = split_commands(script, first_line)
-        variables: dict[str, str | None] = dict(stage_vars)
+        # the script's own assignments go in the first layer; stage_vars is never copied
+        variables: ChainMap[str, str | None] = ChainMap({}, stage_vars)
+        script_oversized: ChainMap[str, bool] = ChainMap({}, oversized)
         # plain assignments in the script: one value is used, two different values are unresolved
         for command in parsed:
             if all(assignment(w) for w in command) or (command[0].text in ("export", "declare", "local") and len(command) > 1):
@@ -202,19 +229,20 @@ def _build(instructions, source_lines: list[str], path: str, build_args: dict[st
                     pair = assignment(word)
                     if not pair:
                         continue
-                    name, value = pair
-                    value, _ = expand(value, variables)
+                    name, text = pair
+                    value = _assign(name, text, variables, budget, script_oversized)
                     previous = variables.get(name, value) if name in variables and name not in stage_vars else value
                     variables[name] = value if previous == value else None
         for command in parsed:
             expanded: list[Arg] = []
             for word in command:
-                text, unresolved = expand(word.text, variables)
-                whole_reference = word.text.startswith("$") and not word.quoted and not unresolved
-                if whole_reference and text != word.text:
-                    expanded += [Arg(part, word.line) for part in text.split()]
+                result = expand_bounded(word.text, variables, budget)
+                whole_reference = word.text.startswith("$") and not word.quoted and not result.unresolved
+                if whole_reference and result.text != word.text:
+                    expanded += [Arg(part, word.line) for part in result.text.split()]
                 else:
-                    expanded.append(Arg(text, word.line, tuple(unresolved)))
+                    capped = result.capped or any(script_oversized.get(n, False) for n in result.unresolved)
+                    expanded.append(Arg(result.text, word.line, result.unresolved, capped))
             found = _uv_subcommand([a.value for a in expanded])
             if found:
                 subcommand, start = found

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from packaging.utils import canonicalize_name
 
+from depsync import limits
 from depsync.findings import Finding, Severity
 from depsync.model.dockerfile import Arg, UvCommand
 from depsync.rules import RULES, CheckInputs
@@ -24,6 +25,17 @@ def _locked(command: UvCommand, env: dict[str, str]) -> bool:
     return env.get("UV_LOCKED", "").lower() in ("1", "true") or env.get("UV_FROZEN", "").lower() in ("1", "true")
 
 
+def _why_unresolved(arg: Arg) -> str:
+    if arg.capped:
+        # depsync stops expanding there (an untrusted Dockerfile could grow without end); not guessed
+        return (
+            f"whose expansion goes past what depsync expands (a value over {limits.MAX_EXPANSION_BYTES // 1024} KiB, "
+            f"over {limits.MAX_EXPANSION_TOTAL_BYTES // 2**20} MiB or {limits.MAX_EXPANSION_STEPS} substitutions in the file, "
+            f"or over {limits.MAX_EXPANSION_DEPTH} nested levels)"
+        )
+    return "which has no single value here"
+
+
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
     extras = set(pyproject.extra_names)
@@ -36,10 +48,11 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
             if command.subcommand not in _LOCK_READERS and command.subcommand != "pip install":
                 continue
             for arg in command.unresolved():
+                names = ", ".join("$" + n for n in arg.unresolved)
                 yield RULES["docker-unresolved"].finding(
                     path,
                     arg.line,
-                    f"`uv {command.subcommand}` argument {arg.value!r} uses {', '.join('$' + n for n in arg.unresolved)}, which has no single value here",
+                    f"`uv {command.subcommand}` argument {arg.value!r} uses {names}, {_why_unresolved(arg)}",
                     "give it an ARG/ENV default, or pass it with [tool.depsync] dockerfiles build-args",
                 )
             for arg in _unknown(command, ("--extra",), extras):

@@ -19,12 +19,25 @@ from depsync.errors import DepsyncError
 from depsync.findings import Finding
 from depsync.model.lock import Lock
 from depsync.model.lowering import ExpectedInputs, expected_inputs
-from depsync.model.markers import InvalidMarker, markers_equivalent, parse_marker, specifiers_equivalent
+from depsync.model.markers import (
+    InvalidMarker,
+    marker_budget,
+    markers_equivalent,
+    parse_marker,
+    specifiers_equivalent,
+    text_fallbacks,
+)
 from depsync.model.pyproject import Pyproject
 from depsync.model.requirements import Req, normalize_url, specifier_key
 from depsync.rules import RULES, CheckInputs
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
+# markers too large to compare by meaning were compared as text (model/markers.py): a
+# finding that rests on markers may then be one uv would not report, so say how to ask uv
+_TEXT_FALLBACK_NOTE = (
+    " (some markers were too large to compare by meaning and were compared as text;"
+    " if `depsync check --deep` passes, the lock is fine)"
+)
 _PYPI = "https://pypi.org/simple"
 # Locks of this revision and later record [tool.uv] default-groups in the root package;
 # uv checks them only there (measured: the same lock relabelled revision 4 passes).
@@ -32,17 +45,28 @@ DEFAULT_GROUPS_REVISION = 5
 
 
 def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python: str = "") -> tuple[list[Req], list[Req]]:
-    """(expected but not recorded, recorded but not expected), matching one to one."""
-    remaining = list(recorded)
+    """(expected but not recorded, recorded but not expected), matching one to one.
+
+    Each expected Req takes the first recorded one it matches, in the lock's order. Only
+    Reqs of the same name can match, so each looks among its own name only: a pyproject
+    of thousands of distinct names is linear, not quadratic.
+    """
+    recorded = list(recorded)
+    by_name: dict[str, list[int]] = {}
+    for index, req in enumerate(recorded):
+        by_name.setdefault(req.name, []).append(index)
+    taken: set[int] = set()
     missing = []
     for req in expected:
-        for index, candidate in enumerate(remaining):
-            if req.matches(candidate, requires_python):
-                del remaining[index]
+        candidates = by_name.get(req.name, [])
+        for position, index in enumerate(candidates):
+            if req.matches(recorded[index], requires_python):
+                del candidates[position]
+                taken.add(index)
                 break
         else:
             missing.append(req)
-    return missing, remaining
+    return missing, [r for index, r in enumerate(recorded) if index not in taken]
 
 
 class _Stale:
@@ -53,12 +77,14 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0) -> None:
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False) -> None:
+        """markers: the finding rests on marker comparisons, which may have fallen back to text."""
+        note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
         if pyproject_line:
             where, line = self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", _FIX))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", _FIX))
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
         missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
@@ -69,9 +95,9 @@ class _Stale:
                 unpaired.remove(was)
             detail = f"; the lock records `{was.describe()}`" if was else "; the lock does not record it"
             where = req.origin.replace("extra:", "extra ").replace("group:", "group ") or what
-            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line)
+            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line, markers=True)
         for req in unpaired:
-            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
+            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line, markers=True)
 
 
 def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
@@ -156,10 +182,13 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     if lock is None or lock.version != 1 or not pyproject.name:
         return
     try:
-        yield from _check(pyproject, lock)
-        yield from _check_local_packages(inputs, lock)
+        # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
+        # findings are collected inside it, so the budget never outlives a paused generator
+        with marker_budget():
+            findings = [*_check(pyproject, lock), *_check_local_packages(inputs, lock)]
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+    yield from findings
 
 
 def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
@@ -215,6 +244,7 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
         stale.add(
             f"requires-python is {wanted_python!r} in pyproject but {lock.requires_python!r} in the lock",
             pyproject_line=lines.key("project", "requires-python"),
+            markers=True,
         )
 
     root = lock.root(pyproject.name)
@@ -277,7 +307,11 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
 
     for key, lock_key in (("environments", "supported-markers"), ("required-environments", "required-markers")):
         if not _same_markers(_markers_list(pyproject.uv.get(key)), _markers_list(lock.data.get(lock_key))):
-            stale.add(f"[tool.uv] {key} differ from the lock's {lock_key}", pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"))
+            stale.add(
+                f"[tool.uv] {key} differ from the lock's {lock_key}",
+                pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"),
+                markers=True,
+            )
 
     options = lock.options
     for key, lock_key, default in (
