@@ -415,3 +415,16 @@ def test_lock_with_a_summary_directory_changes_nothing(small_repo: Path, materia
     before = repo_state(small_repo)
     assert "is a directory" in one_error_line(depsync(small_repo, "lock", "--runner", "local", "--summary", str(tmp_path), env=env_for(material)))
     assert repo_state(small_repo) == before
+
+
+# -- 8. bounds: an input too large to read is refused before it is parsed -------------------------
+
+def test_an_oversized_lock_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from depsync.limits import MAX_INPUT_BYTES
+
+    project = tmp_path / "project"
+    write_files(project, {"pyproject.toml": '[project]\nname = "demo"\nversion = "0.1.0"\n'})
+    with open(project / "uv.lock", "wb") as handle:  # sparse: costs no disk
+        handle.truncate(MAX_INPUT_BYTES + 1)
+    line = one_error_line(depsync(project, "check"))
+    assert "uv.lock" in line and "reads at most" in line
