@@ -305,6 +305,89 @@ def base_dynamic(m: LocalMaterial) -> Base:
     )
 
 
+def base_nested(m: LocalMaterial) -> Base:
+    """Path packages that point at each other with paths relative to themselves, inside a
+    workspace whose root has a source the path packages must not inherit (issue 11)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "nestdemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["a", "gamma"]
+
+            [tool.uv.sources]
+            a = { path = "3rdparty/a" }
+            gamma = { index = "second" }
+
+            [tool.uv.workspace]
+            members = []
+            """
+        )
+        + m.index_toml()
+        + m.second_index_toml(),
+        files={
+            "3rdparty/a/pyproject.toml": static_pyproject("a", "0.1.0", ["b", "gamma"]) + '\n[tool.uv.sources]\nb = { path = "../b" }\n',
+            "3rdparty/b/pyproject.toml": static_pyproject("b", "0.2.0", ["alpha<2"]),
+        },
+    )
+
+
+def base_ws_index(m: LocalMaterial) -> Base:
+    """A workspace member whose sources name an index only the root declares, and a member
+    that declares [tool.uv] conflicts of its own (issue 11)."""
+    member = static_pyproject("kappa", "0.2.0", ["gamma"]) + _dedent(
+        """
+        [project.optional-dependencies]
+        old = ["beta<2"]
+        new = ["beta>=2"]
+
+        [tool.uv]
+        conflicts = [[{ extra = "old" }, { extra = "new" }]]
+
+        [tool.uv.sources]
+        gamma = { index = "second" }
+        """
+    )
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "wsindex"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["kappa"]
+
+            [tool.uv.sources]
+            kappa = { workspace = true }
+
+            [tool.uv.workspace]
+            members = ["packages/*"]
+            """
+        )
+        + m.index_toml()
+        + m.second_index_toml(),
+        files={"packages/kappa/pyproject.toml": member},
+    )
+
+
+def base_specifiers(m: LocalMaterial) -> Base:
+    """Specifiers whose spelling carries meaning for uv (~= and .* keep their segments)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "specdemo"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha~=1.0", "gamma==1.*", "epsilon>=1.0.0"]
+            """
+        )
+        + m.index_toml()
+    )
+
+
 BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "registry": base_registry,
     "git": base_git,
@@ -315,6 +398,9 @@ BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "workspace": base_workspace,
     "url": base_url,
     "dynamic": base_dynamic,
+    "nested": base_nested,
+    "ws-index": base_ws_index,
+    "specifiers": base_specifiers,
 }
 
 # --------------------------------------------------------------------------- mutations
@@ -1158,6 +1244,109 @@ CASES: list[Case] = [
         "dynamic",
         sub('requires-python = ">=3.11"', 'requires-python = ">=3.10"'),
         fresh=False,
+    ),
+    # -------- issue 11: uv-accepted states that crashed or raised false alarms, and lock-side rules
+    case(
+        "issue11/url-marker-without-space",
+        "git-direct",
+        sub('@v1.0.0"]', "@v1.0.0; python_version >= '3.10'\"]"),
+        fresh=True,
+        why="uv ends the URL at '; ' (packaging rejects the string: depsync exited 2)",
+    ),
+    case(
+        "issue11/requirement-over-two-lines",
+        "registry",
+        sub('"alpha>=1.0,<2"', "\"\"\"alpha>=1.0,<2\n  ; python_version >= '3.10'\"\"\""),
+        fresh=True,
+        why="a newline is whitespace to uv; the marker is implied by requires-python",
+    ),
+    case(
+        "issue11/utf8-bom",
+        "registry",
+        lambda text, m: "\ufeff" + text,
+        fresh=True,
+        why="uv reads a pyproject.toml that starts with a byte order mark (tomllib does not)",
+    ),
+    case("issue11/specifier-trailing-zero", "specifiers", sub('"epsilon>=1.0.0"', '"epsilon>=1.0"'), fresh=True),
+    case("issue11/compatible-release-segments", "specifiers", sub('"alpha~=1.0"', '"alpha~=1.0.0"'), fresh=False),
+    case("issue11/compatible-release-spacing", "specifiers", sub('"alpha~=1.0"', '"alpha ~= 1.0"'), fresh=True),
+    case(
+        "issue11/wildcard-segments",
+        "specifiers",
+        sub('"gamma==1.*"', '"gamma==1.0.*"'),
+        fresh=True,
+        why="uv's quick check says 'mismatched requirements', re-resolves and writes an equal lock: `==1.*` equals `==1.0.*` for uv",
+    ),
+    case(
+        "issue11/metadata-requires-by-value",
+        "tool-uv",
+        sub('requires-dist = ["foo-bar>=1"]', 'requires-dist = ["foo-bar >= 1.0"]'),
+        fresh=True,
+        why="dependency-metadata requires-dist is compared as parsed requirements, not text",
+    ),
+    case("issue11/nested-unchanged", "nested", fresh=True, why="b is recorded as 3rdparty/b: a's `../b` joined to a's directory"),
+    case(
+        "issue11/nested-path-trailing-slash",
+        "nested",
+        sub('b = { path = "../b" }', 'b = { path = "../b/" }'),
+        fresh=True,
+        target="3rdparty/a/pyproject.toml",
+    ),
+    case(
+        "issue11/nested-inner-requirement-changed",
+        "nested",
+        sub('dependencies = ["alpha<2"]', 'dependencies = ["alpha<1.5"]'),
+        fresh=False,
+        target="3rdparty/b/pyproject.toml",
+    ),
+    case(
+        "issue11/nested-inner-path-moved",
+        "nested",
+        sub('b = { path = "../b" }', 'b = { path = "../../3rdparty/b" }'),
+        fresh=True,
+        why="a different spelling of the same directory",
+        target="3rdparty/a/pyproject.toml",
+    ),
+    case("issue11/member-index-from-root", "ws-index", fresh=True, why="a member's index names resolve in the root's [[tool.uv.index]]"),
+    case(
+        "issue11/member-index-requirement-changed",
+        "ws-index",
+        sub('dependencies = ["gamma"]', 'dependencies = ["gamma>=1.0"]'),
+        fresh=False,
+        target="packages/kappa/pyproject.toml",
+    ),
+    case(
+        "issue11/member-conflicts-removed",
+        "ws-index",
+        sub('conflicts = [[{ extra = "old" }, { extra = "new" }]]\n', ""),
+        fresh=False,
+        why="a member's [tool.uv] conflicts are recorded in the lock's conflicts",
+        target="packages/kappa/pyproject.toml",
+    ),
+    case(
+        "issue11/lock-revision-0-without-provides-extras",
+        "registry",
+        sub("revision = 5\n", ""),
+        sub('provides-extras = ["cli", "extra-two"]\n', ""),
+        fresh=True,
+        why="uv skips the extras comparison for locks without a revision (written before provides-extras existed)",
+        target="uv.lock",
+    ),
+    case(
+        "issue11/lock-revision-1-without-provides-extras",
+        "registry",
+        sub("revision = 5\n", "revision = 1\n"),
+        sub('provides-extras = ["cli", "extra-two"]\n', ""),
+        fresh=False,
+        target="uv.lock",
+    ),
+    case(
+        "issue11/lock-dynamic-version-recorded",
+        "dynamic",
+        sub('name = "dyndemo"\nsource', 'name = "dyndemo"\nversion = "0.1.0"\nsource'),
+        fresh=False,
+        why="uv 0.13.9 locks a dynamic version without one and re-resolves a lock that has one",
+        target="uv.lock",
     ),
     # -------- url sources (127.0.0.1 server)
     case("url/unchanged", "url", fresh=True),

@@ -86,3 +86,26 @@ def test_consistent_generated_project_has_no_findings(seed: int, material: Local
     lock_project(project, material.env)
     findings = run_rules(load_inputs(project))
     assert findings == [], f"{text}\n{[f.message for f in findings]}"
+
+
+def test_bom_is_skipped_and_lines_still_count_from_one() -> None:
+    """uv reads a pyproject.toml that starts with a UTF-8 BOM; findings keep their lines."""
+    from depsync.model.pyproject import Pyproject
+
+    project = Pyproject.from_text('\ufeff[project]\nname = "demo"\nversion = "0.1.0"\n')
+    assert project.name == "demo"
+    assert project.lines.table("project") == 1
+    assert project.lines.key("project", "version") == 3
+
+
+def test_path_sources_of_path_packages_are_joined_to_their_directory() -> None:
+    """uv records `{ path = "../b" }` written in 3rdparty/a as 3rdparty/b (workspace-root relative)."""
+    from depsync.model.lowering import Context, expected_inputs
+    from depsync.model.pyproject import Pyproject
+    from depsync.model.requirements import Source, sources_match
+
+    a = Pyproject.from_text('[project]\nname = "a"\nversion = "1"\ndependencies = ["b"]\n[tool.uv.sources]\nb = { path = "../b" }\n')
+    (req,) = expected_inputs(a, Context("3rdparty/a")).requires_dist
+    assert sources_match(req.source, Source("directory", "3rdparty/b"))
+    (root_req,) = expected_inputs(a).requires_dist  # the same file as a root: relative to itself
+    assert sources_match(root_req.source, Source("directory", "../b"))

@@ -40,18 +40,43 @@ class ExpectedInputs:
     build_constraints: tuple[Req, ...]
 
 
-def _index_urls(project: Pyproject) -> dict[str, str]:
+def index_urls(project: Pyproject) -> dict[str, str]:
+    """[[tool.uv.index]] URLs by name."""
     return {entry["name"]: normalize_url(entry["url"]) for entry in project.uv.get("index", []) if "name" in entry}
 
 
-def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str) -> Source:
+@dataclass(frozen=True)
+class Context:
+    """Where a pyproject.toml stands in its workspace, for lowering its requirements.
+
+    uv records path sources relative to the workspace root, so a path written in a path
+    package or member (`{ path = "../b" }` in libs/a) is joined to that package's directory
+    (`libs/b`). Workspace members use the root's [tool.uv.sources] where they have no entry of
+    their own and the root's [[tool.uv.index]] names; path packages that are not members get
+    neither (measured with uv 0.13.9).
+    """
+
+    directory: str = "."  # the pyproject's directory relative to the workspace root
+    inherited: dict[str, list[dict[str, Any]]] | None = None  # the root's sources, for a member
+    indexes: dict[str, str] | None = None  # the root's index URLs by name, for a member
+
+
+def join_path(directory: str, path: str) -> str:
+    """path (as written in a pyproject in directory) relative to the workspace root; absolute
+    paths and `file://` URLs stay as they are."""
+    if directory in ("", ".") or path.startswith(("/", "file:")) or (len(path) > 1 and path[1] == ":"):
+        return path
+    return f"{directory.rstrip('/')}/{path}"
+
+
+def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str, directory: str = ".") -> Source:
     """One [tool.uv.sources] table as the source uv records."""
     if "git" in table:
         ref_kind = next((k for k in ("rev", "tag", "branch") if k in table), None)
         return git_source(str(table["git"]), ref_kind, str(table[ref_kind]) if ref_kind else None, str(table.get("subdirectory", "")))
     if "path" in table:
         kind = "editable" if table.get("editable") else "path"
-        return Source(kind, str(table["path"]).rstrip("/") or ".")
+        return Source(kind, join_path(directory, str(table["path"]).rstrip("/") or "."))
     if "url" in table:
         return Source("url", normalize_url(str(table["url"])), subdirectory=str(table.get("subdirectory", "")))
     if "index" in table:
@@ -64,7 +89,7 @@ def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str) ->
     raise DepsyncError(f"source table {table!r} has no git, path, url, index or workspace key", where)
 
 
-def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[dict[str, Any]]] | None = None) -> list[Req]:
+def lower(text: str, origin: str, project: Pyproject, context: Context = Context()) -> list[Req]:
     """One requirement string as the Req(s) uv records.
 
     origin is "dependencies", "extra:NAME", "group:NAME" or a [tool.uv] list name;
@@ -81,9 +106,10 @@ def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[
     spec = specifier_key(str(requirement.specifier))
     if requirement.url:
         return [Req(name, extras, frozenset(), marker, source_from_direct_url(requirement.url), text, origin)]
-    indexes = _index_urls(project)
+    indexes = {**(context.indexes or {}), **index_urls(project)}
     applicable: list[dict[str, Any]] = []
-    sources = {**(inherited or {}), **project.sources()}  # a member's own sources win over the root's
+    # a member's own entry for a package replaces the root's (uv merges per package name)
+    sources = {**(context.inherited or {}), **project.sources()}
     for table in sources.get(name, []):
         if "extra" in table and origin != f"extra:{canonicalize_name(str(table['extra']))}":
             continue
@@ -94,7 +120,7 @@ def lower(text: str, origin: str, project: Pyproject, inherited: dict[str, list[
         return [Req(name, extras, spec, marker, REGISTRY, text, origin)]
     out = []
     for table in applicable:
-        source = _lower_source(table, indexes, where)
+        source = _lower_source(table, indexes, where, context.directory)
         # uv drops the version specifier for git, path and url sources, keeps it for an index
         keep_spec = spec if source.kind in ("index",) else frozenset()
         source_marker = parse_marker(table.get("marker"))  # validates it
@@ -115,21 +141,21 @@ def _unique(reqs: list[Req]) -> tuple[Req, ...]:
     return tuple(out)
 
 
-def expected_inputs(project: Pyproject, inherited: dict[str, list[dict[str, Any]]] | None = None) -> ExpectedInputs:
-    """Inputs uv records for project; inherited: the workspace root's sources, for a member."""
+def expected_inputs(project: Pyproject, context: Context = Context()) -> ExpectedInputs:
+    """Inputs uv records for project (the root, a workspace member or a path package)."""
     requires_dist: list[Req] = []
     for text in project.dependencies:
-        requires_dist += lower(text, "dependencies", project, inherited)
+        requires_dist += lower(text, "dependencies", project, context)
     for extra, deps in project.optional_dependencies.items():
         for text in deps:
-            requires_dist += lower(text, f"extra:{extra}", project, inherited)
+            requires_dist += lower(text, f"extra:{extra}", project, context)
     requires_dev = {
-        group: _unique([r for text in deps for r in lower(text, f"group:{group}", project, inherited)])
+        group: _unique([r for text in deps for r in lower(text, f"group:{group}", project, context)])
         for group, deps in project.groups().items()
     }
 
     def lowered(key: str) -> tuple[Req, ...]:
-        return tuple(r for text in project.uv.get(key, []) for r in lower(text, key, project))
+        return tuple(r for text in project.uv.get(key, []) for r in lower(text, key, project, context))
 
     return ExpectedInputs(
         requires_dist=_unique(requires_dist),

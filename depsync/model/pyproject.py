@@ -8,7 +8,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from depsync.errors import DepsyncError
-from depsync.model.tomltext import TomlLines, parse_toml
+from depsync.model.tomltext import TomlLines, parse_toml, strip_bom
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], what: str, where: str) -> Any:
@@ -42,6 +42,7 @@ class Pyproject:
 
     @classmethod
     def from_text(cls, text: str, path: str = "pyproject.toml") -> Pyproject:
+        text = strip_bom(text)  # line numbers and lookups work on the text after the BOM
         data = parse_toml(text, path)
         project = cls(path, text, data, TomlLines(text))
         project.validate()

@@ -7,13 +7,15 @@ version specifier, marker and source (registry, git, path, url, index). Two Reqs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name, canonicalize_version
+from packaging.version import InvalidVersion, Version
 
 from depsync.errors import DepsyncError
 from depsync.model.markers import markers_equivalent
@@ -112,13 +114,29 @@ def _norm_path(path: str) -> str:
     return "/".join(parts) or "."
 
 
+def _version_key(operator: str, version: str) -> str:
+    """A specifier's version the way uv compares it (measured with uv 0.13.9).
+
+    By value: `>=2.6.0` is `>=2.6`, `==1.1` is `==1.1.0`, and `==1.*` is `==1.0.*`. Except
+    for `~=`, whose release segments carry its meaning: `~=1.0.0` is not `~=1.0`. `===` is
+    a plain string comparison.
+    """
+    if operator == "===":
+        return version
+    if version.endswith(".*"):
+        return canonicalize_version(version[:-2]) + ".*"
+    if operator == "~=":
+        return str(Version(version))  # normalized spelling, segments kept
+    return canonicalize_version(version)
+
+
 def specifier_key(text: str) -> frozenset[tuple[str, str]]:
-    """Specifier set as a set of (operator, canonical version): order and spelling ignored."""
-    specs = SpecifierSet(text)
-    return frozenset(
-        (s.operator, s.version if s.operator == "===" or s.version.endswith(".*") else canonicalize_version(s.version))
-        for s in specs
-    )
+    """Specifier set as a set of (operator, version key): order and spelling ignored."""
+    specs = SpecifierSet(_normalize_space(text))
+    try:
+        return frozenset((s.operator, _version_key(s.operator, s.version)) for s in specs)
+    except InvalidVersion as exc:
+        raise InvalidSpecifier(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -150,12 +168,157 @@ class Req:
         return f"{self.name}{extras}{spec}{marker}{source}"
 
 
-def parse_requirement(text: str, where: str) -> Requirement:
+@dataclass(frozen=True)
+class ParsedRequirement:
+    """A PEP 508 requirement as uv reads it; the parts are packaging objects for comparison."""
+
+    name: str  # as written
+    extras: tuple[str, ...]
+    specifier: SpecifierSet
+    url: str | None
+    marker: Marker | None
+
+
+class RequirementSyntaxError(ValueError):
+    """A requirement string uv would not accept either."""
+
+
+def _normalize_space(text: str) -> str:
+    """Every whitespace character outside quotes as one space.
+
+    uv treats any Unicode whitespace (newlines from TOML multi-line strings, tabs, NBSP) as a
+    separator; packaging accepts only spaces and tabs, so it gets the text this way.
+    """
+    out: list[str] = []
+    quote = ""
+    for char in text:
+        if quote:
+            out.append(char)
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        else:
+            out.append(" " if char.isspace() else char)
+    return "".join(out).strip()
+
+
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_EXTRA = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _url_end(text: str) -> tuple[int, int] | None:
+    """(start, end) of what ends a direct URL: `;` followed by whitespace, or whitespace
+    followed by `;`. uv 0.13.9 reads `pkg @ URL; marker` (no space before `;`) this way;
+    packaging rejects it. One pass, so a hostile run of spaces costs linear time."""
+    for index, char in enumerate(text):
+        if char != ";":
+            continue
+        if index + 1 < len(text) and text[index + 1].isspace():
+            start = index
+            while start > 0 and text[start - 1].isspace():
+                start -= 1
+            return start, index + 1
+        if index > 0 and text[index - 1].isspace():
+            start = index
+            while start > 0 and text[start - 1].isspace():
+                start -= 1
+            return start, index + 1
+    return None
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _parse_marker_text(text: str) -> Marker:
+    if not text.strip():
+        raise RequirementSyntaxError("expected a marker after ';'")
+    return Marker(_normalize_space(text))
+
+
+def _split_requirement(text: str) -> ParsedRequirement:
+    """The grammar uv's PEP 508 parser (crates/uv-pep508) accepts, written for depsync."""
+    pos = _skip_space(text, 0)
+    name = _NAME.match(text, pos)
+    if name is None:
+        raise RequirementSyntaxError("expected a package name starting with a letter or digit")
+    pos = _skip_space(text, name.end())
+    extras: list[str] = []
+    if pos < len(text) and text[pos] == "[":
+        close = text.find("]", pos)
+        if close < 0:
+            raise RequirementSyntaxError("missing closing bracket ']'")
+        inner = text[pos + 1 : close]
+        if inner.strip():  # `pkg[]` is allowed: no extras
+            for part in inner.split(","):
+                part = part.strip()
+                if not _EXTRA.fullmatch(part):
+                    raise RequirementSyntaxError(f"invalid extra name {part!r}")
+                extras.append(part)
+        pos = _skip_space(text, close + 1)
+    rest = text[pos:]
+    url: str | None = None
+    spec = ""
+    marker_text: str | None = None
+    if rest.startswith("@"):
+        after = rest[1:]
+        end = _url_end(after)
+        url = (after[: end[0]] if end else after).strip()
+        if not url:
+            raise RequirementSyntaxError("expected a URL after '@'")
+        if end:
+            marker_text = after[end[1] :]
+    elif rest.startswith("("):
+        close = rest.find(")")
+        if close < 0:
+            raise RequirementSyntaxError("missing closing parenthesis ')'")
+        spec = rest[1:close]
+        tail = rest[close + 1 :].strip()
+        if tail:
+            if not tail.startswith(";"):
+                raise RequirementSyntaxError(f"unexpected {tail[:20]!r} after the version")
+            marker_text = tail[1:]
+    elif rest[:1] in ("<", "=", ">", "~", "!"):
+        spec, semicolon, tail = rest.partition(";")
+        if semicolon:
+            marker_text = tail
+    elif rest.startswith(";"):
+        marker_text = rest[1:]
+    elif rest.strip():
+        raise RequirementSyntaxError(f"expected one of @ ( < = > ~ ! ; after the name, found {rest.strip()[:1]!r}")
+    if spec.strip() and any(part.strip() == "" for part in spec.split(",")[:-1]):
+        raise RequirementSyntaxError("empty version specifier between commas")
+    spec = spec.strip().rstrip(",")  # uv accepts a trailing comma (`pkg>=1.0,`)
+    marker = _parse_marker_text(marker_text) if marker_text is not None else None
+    return ParsedRequirement(name.group(0), tuple(extras), SpecifierSet(_normalize_space(spec)), url, marker)
+
+
+def parse_requirement(text: str, where: str) -> ParsedRequirement:
+    """A requirement string the way uv parses it (more lenient than packaging, see
+    tests/test_requirements_uv.py); DepsyncError when uv would reject it too."""
     try:
-        return Requirement(text)
-    except InvalidRequirement as exc:
+        return _split_requirement(text)
+    except (RequirementSyntaxError, InvalidSpecifier, InvalidMarker) as exc:
         reason = str(exc).splitlines()[0]  # packaging adds the text and a caret on more lines
         raise DepsyncError(f"invalid requirement {text!r}: {reason}", where) from None
+
+
+def req_from_text(text: str, where: str) -> Req:
+    """A requirement string as a Req (name, extras, specifier, marker, direct-URL source)."""
+    parsed = parse_requirement(text, where)
+    source = source_from_direct_url(parsed.url) if parsed.url else REGISTRY
+    return Req(
+        canonicalize_name(parsed.name),
+        frozenset(canonicalize_name(e) for e in parsed.extras),
+        frozenset() if parsed.url else specifier_key(str(parsed.specifier)),
+        str(parsed.marker) if parsed.marker is not None else None,
+        source,
+        text,
+    )
 
 
 def req_from_lock_table(table: Any, where: str) -> Req:

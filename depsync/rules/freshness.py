@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
 from packaging.utils import canonicalize_name, canonicalize_version
 
 from depsync.errors import DepsyncError
 from depsync.findings import Finding
 from depsync.model.lock import Lock
-from depsync.model.lowering import ExpectedInputs, expected_inputs
+from depsync.model.lowering import Context, ExpectedInputs, expected_inputs, index_urls
 from depsync.model.markers import (
     InvalidMarker,
     marker_budget,
@@ -28,7 +28,7 @@ from depsync.model.markers import (
     text_fallbacks,
 )
 from depsync.model.pyproject import Pyproject
-from depsync.model.requirements import Req, normalize_url, specifier_key
+from depsync.model.requirements import Req, normalize_url, req_from_text, specifier_key
 from depsync.rules import RULES, CheckInputs
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
@@ -42,6 +42,10 @@ _PYPI = "https://pypi.org/simple"
 # Locks of this revision and later record [tool.uv] default-groups in the root package;
 # uv checks them only there (measured: the same lock relabelled revision 4 passes).
 DEFAULT_GROUPS_REVISION = 5
+# Locks without a `revision` key (revision 0, written by uv before 0.5.x) may lack
+# provides-extras and empty dependency groups: uv 0.13.9 then skips the extras comparison
+# and ignores empty groups on both sides (measured; revision 1 and later compare both).
+EXTRAS_REVISION = 1
 
 
 def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python: str = "") -> tuple[list[Req], list[Req]]:
@@ -105,14 +109,26 @@ def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
 
 
 def _metadata_entry(entry: dict[str, Any]) -> tuple[Any, ...]:
-    requires = sorted(str(Requirement(r)) for r in entry.get("requires-dist", []) or [])
+    """A dependency-metadata entry without its requires-dist (compared apart, by value)."""
     version = entry.get("version")
     return (
         canonicalize_version(version) if version else None,
-        tuple(requires),
         _spec(entry.get("requires-python")),
         frozenset(canonicalize_name(e) for e in entry.get("provides-extras", []) or []),
     )
+
+
+def _metadata_requires(entry: dict[str, Any], where: str) -> list[Req]:
+    """requires-dist of a dependency-metadata entry as Reqs: uv compares parsed requirements,
+    so `alpha>=2.6.0` in pyproject equals `alpha>=2.6` in the lock (measured with uv 0.13.9)."""
+    return [req_from_text(text, where) for text in entry.get("requires-dist", []) or []]
+
+
+def _same_metadata(wanted: dict[str, Any], recorded: dict[str, Any], pyproject: Pyproject, lock: Lock) -> bool:
+    if _metadata_entry(wanted) != _metadata_entry(recorded):
+        return False
+    missing, unpaired = diff_reqs(_metadata_requires(wanted, pyproject.path), _metadata_requires(recorded, lock.path))
+    return not missing and not unpaired
 
 
 def _conflicts(groups: Iterable[Iterable[dict[str, Any]]], default_package: str | None) -> frozenset[frozenset[tuple[str, str, str]]]:
@@ -161,19 +177,34 @@ def _timestamp(value: Any) -> Any:
     return moment.astimezone(timezone.utc)
 
 
-def _registries(pyproject: Pyproject) -> set[str] | None:
-    """Registry URLs uv may record, or None when they cannot be known statically."""
-    uv = pyproject.uv
-    urls = {normalize_url(i["url"]) for i in uv.get("index", [])}
+def _registries(projects: Iterable[Pyproject]) -> set[str] | None:
+    """Registry URLs uv may record, or None when they cannot be known statically.
+
+    projects: the root first, then the workspace members, whose [[tool.uv.index]] entries
+    uv uses too (a member's explicit index for its own sources, measured with uv 0.13.9).
+    """
+    projects = list(projects)
+    urls: set[str] = set()
+    has_default = False
+    for project in projects:
+        uv = project.uv
+        urls |= {normalize_url(i["url"]) for i in uv.get("index", [])}
+        has_default = has_default or any(i.get("default") for i in uv.get("index", []))
+    uv = projects[0].uv  # index-url, extra-index-url and find-links are workspace settings
     for key in ("index-url", "extra-index-url", "find-links"):
         value = uv.get(key)
         urls.update(normalize_url(v) for v in ([value] if isinstance(value, str) else value or []))
-    has_default = any(i.get("default") for i in uv.get("index", [])) or "index-url" in uv
-    if not has_default:
+    if not (has_default or "index-url" in uv):
         urls.add(_PYPI)
     if any(not u.startswith(("http://", "https://")) for u in urls):
         return None  # local paths are recorded relative to the project: not compared
     return urls
+
+
+def _members(inputs: CheckInputs, lock: Lock) -> list[Pyproject]:
+    """pyproject.toml of the workspace members the lock records (root excluded)."""
+    names = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in lock.manifest.get("members", []) or ()}
+    return [p for _, p in sorted(inputs.local_projects.items()) if p.name in names and p.name != inputs.pyproject.name]
 
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
@@ -185,7 +216,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
         # findings are collected inside it, so the budget never outlives a paused generator
         with marker_budget():
-            findings = [*_check(pyproject, lock), *_check_local_packages(inputs, lock)]
+            findings = [*_check(pyproject, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
     yield from findings
@@ -204,38 +235,74 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
                 f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}",
                 pyproject_line=root.lines.table("tool.uv.workspace"),
             )
+    member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
+    root_indexes = index_urls(root)
     for path, project in sorted(inputs.local_projects.items()):
         package = next((p for p in lock.packages if p.source.value == path and p.source.kind in ("editable", "directory", "virtual")), None)
         if package is None or not project.name:
             continue
         local = _Stale(project, lock)
-        _compare_metadata(local, project, package, root.sources() if members is not None else None)
+        if project.name in member_names:
+            # a workspace member: the root's sources and index names apply (uv merges them)
+            context = Context(path, root.sources(), root_indexes)
+        else:
+            context = Context(path)  # a path package: its own sources only
+        _compare_metadata(local, project, package, context, member=project.name in member_names)
         yield from local.findings
     yield from stale.findings
 
 
-def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, inherited: dict[str, Any] | None) -> ExpectedInputs:
-    """Version, requires-dist and extras of a (root or local) package against its lock entry."""
+def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: Context, *, member: bool = True) -> ExpectedInputs:
+    """Version, requires-dist, extras and groups of a (root, member or path) package against its lock entry."""
     lines = project.lines
+    lock = stale.lock
     version = project.project.get("version")
-    if version and "version" not in project.dynamic and package.version and canonicalize_version(version) != canonicalize_version(package.version):
+    if "version" in project.dynamic:
+        if package.version is not None:
+            # uv 0.13.9 records no version for a dynamic one and re-resolves a lock that has one
+            stale.add(
+                f"{project.name} has a dynamic version but the lock records {package.version} (uv now locks dynamic versions without one)",
+                pyproject_line=lines.key("project", "dynamic"),
+            )
+    elif version and package.version and canonicalize_version(version) != canonicalize_version(package.version):
         stale.add(f"{project.name} version is {version} but the lock records {package.version}", pyproject_line=lines.key("project", "version"))
-    expected = expected_inputs(project, inherited)
+    expected = expected_inputs(project, context)
     if {"dependencies", "optional-dependencies"} & project.dynamic:
         return expected  # built at lock time: nothing static to compare
     metadata = package.raw.get("metadata", {})
     what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
-    stale.reqs(what, expected.requires_dist, stale.lock.reqs(metadata.get("requires-dist", []), "requires-dist"), package.line)
+    stale.reqs(what, expected.requires_dist, lock.reqs(metadata.get("requires-dist", []), "requires-dist"), package.line)
     recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
-    if recorded_extras != set(expected.provides_extras):
+    if lock.revision >= EXTRAS_REVISION and recorded_extras != set(expected.provides_extras):
         added = sorted(set(expected.provides_extras) - recorded_extras)
         removed = sorted(recorded_extras - set(expected.provides_extras))
         parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
         stale.add(f"{project.name} extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
+    if member:
+        _compare_groups(stale, project, package, expected)
     return expected
 
 
-def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
+def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: ExpectedInputs) -> None:
+    """requires-dev of the root or a workspace member against its dependency groups."""
+    lock = stale.lock
+    recorded_dev = package.raw.get("metadata", {}).get("requires-dev", {})
+    wanted_dev = dict(expected.requires_dev)
+    if lock.revision < EXTRAS_REVISION:  # revision 0 locks did not write empty groups
+        wanted_dev = {g: reqs for g, reqs in wanted_dev.items() if reqs}
+        recorded_dev = {g: reqs for g, reqs in recorded_dev.items() if reqs}
+    of = "" if package.is_project_root() else f" of {project.name}"
+    for group in sorted(set(wanted_dev) | {canonicalize_name(g) for g in recorded_dev}):
+        recorded = next((v for k, v in recorded_dev.items() if canonicalize_name(k) == group), None)
+        if group not in wanted_dev:
+            stale.add(f"the lock records dependency group {group!r}{of}, which pyproject no longer defines", lock_line=package.line)
+        elif recorded is None:
+            stale.add(f"dependency group {group!r}{of} is not in the lock", pyproject_line=project.line_of_group(group))
+        else:
+            stale.reqs(f"group {group}", wanted_dev[group], lock.reqs(recorded, f"requires-dev.{group}"), package.line)
+
+
+def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterator[Finding]:
     stale = _Stale(pyproject, lock)
     lines = pyproject.lines
 
@@ -266,18 +333,7 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
         if _group_set(wanted_groups) != _group_set(recorded_groups):
             stale.add(f"default-groups are {wanted_groups!r} but the lock records {recorded_groups!r}", pyproject_line=lines.key("tool.uv", "default-groups"))
 
-    metadata = root.raw.get("metadata", {})
-    expected = _compare_metadata(stale, pyproject, root, None)
-
-    recorded_dev = metadata.get("requires-dev", {})
-    for group in sorted(set(expected.requires_dev) | {canonicalize_name(g) for g in recorded_dev}):
-        recorded = next((v for k, v in recorded_dev.items() if canonicalize_name(k) == group), None)
-        if group not in expected.requires_dev:
-            stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=root.line)
-        elif recorded is None:
-            stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
-        else:
-            stale.reqs(f"group {group}", expected.requires_dev[group], lock.reqs(recorded, f"requires-dev.{group}"), root.line)
+    expected = _compare_metadata(stale, pyproject, root, Context())
 
     manifest = lock.manifest
     manifest_line = lock.line_of_table("manifest")
@@ -295,13 +351,16 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
             stale.add(f"dependency-metadata for {name} is not in the lock", pyproject_line=pyproject.line_of_metadata(name))
         elif name not in wanted_meta:
             stale.add(f"the lock records dependency-metadata for {name}, which pyproject no longer declares", lock_line=manifest_line)
-        elif _metadata_entry(wanted_meta[name]) != _metadata_entry(recorded_meta[name]):
+        elif not _same_metadata(wanted_meta[name], recorded_meta[name], pyproject, lock):
             stale.add(
                 f"dependency-metadata for {name} changed (pyproject version {wanted_meta[name].get('version')!r}, lock {recorded_meta[name].get('version')!r})",
                 pyproject_line=pyproject.line_of_metadata(name),
             )
 
+    # uv gathers [tool.uv] conflicts from every workspace member (package defaults to the member)
     wanted_conflicts = _conflicts(pyproject.uv.get("conflicts", []), pyproject.name)
+    for member in members:
+        wanted_conflicts |= _conflicts(member.uv.get("conflicts", []), member.name)
     if wanted_conflicts != _conflicts(lock.data.get("conflicts", []), None):
         stale.add("[tool.uv] conflicts differ from the lock's", pyproject_line=lines.key("tool.uv", "conflicts") or lines.table("tool.uv"))
 
@@ -329,7 +388,7 @@ def _check(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
             pyproject_line=lines.key("tool.uv", "exclude-newer"),
         )
 
-    registries = _registries(pyproject)
+    registries = _registries([pyproject, *members])
     if registries is not None:
         unknown = sorted({p.source.value for p in lock.packages if p.source.kind == "registry"} - registries)
         for url in unknown:
