@@ -64,3 +64,9 @@ def test_requires_python_equivalence(left: str, right: str, same: bool) -> None:
 def test_other_platforms_exist() -> None:
     # found by tests/test_no_false_alarms.py: "not windows" is not "linux or mac"
     assert not markers_equivalent(parse_marker("sys_platform != 'win32'"), parse_marker("platform_system == 'Linux' or sys_platform == 'darwin'"))
+
+
+def test_a_comparison_packaging_cannot_evaluate_falls_back_to_text() -> None:
+    # uv accepts `~=` on a platform string; packaging raises when it evaluates it
+    assert markers_equivalent("sys_platform ~= 'linux'", "sys_platform ~= 'linux'", ">=3.10")
+    assert not markers_equivalent("sys_platform ~= 'linux'", "sys_platform == 'linux'", ">=3.10")

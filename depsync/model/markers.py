@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from packaging.markers import InvalidMarker, Marker
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison
 from packaging.version import InvalidVersion, Version
 
 from depsync import limits
@@ -298,7 +298,14 @@ def _equivalent(left: str, right: str, python: str = "") -> bool:
     result = _RESULTS.get(key)
     if result is None:
         scope = _parsed(_python_scope(python)) if python else None
-        result = _enumerate(_parsed(left), _parsed(right), space, scope)
+        try:
+            result = _enumerate(_parsed(left), _parsed(right), space, scope)
+        except (UndefinedComparison, InvalidVersion, TypeError):
+            # uv accepts comparisons packaging cannot evaluate (`sys_platform ~= 'linux'`):
+            # the text fallback, like a refused comparison, rather than exit 2
+            if budget is not None:
+                budget.fallbacks += 1
+            return False
         if len(_RESULTS) >= _RESULTS_SIZE:
             _RESULTS.clear()
         _RESULTS[key] = result
