@@ -210,7 +210,11 @@ def _members(inputs: CheckInputs, lock: Lock) -> list[Pyproject]:
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     lock = inputs.lock
     pyproject = inputs.pyproject
-    if lock is None or lock.version != 1 or not pyproject.name:
+    if lock is None or lock.version != 1:
+        return
+    if not pyproject.name:
+        if "workspace" in pyproject.uv:  # a workspace root without [project]
+            yield from _check_projectless_root(pyproject, lock)
         return
     try:
         # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
@@ -281,6 +285,31 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     if member:
         _compare_groups(stale, project, package, expected)
     return expected
+
+
+def _check_projectless_root(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
+    """A workspace root without [project]: uv 0.13 records its dependency groups (legacy
+    dev-dependencies as `dev`) under [manifest.dependency-groups], and re-resolves a lock that
+    records them the older way, as [manifest] requirements (measured with uv 0.13.9)."""
+    stale = _Stale(pyproject, lock)
+    manifest_line = lock.line_of_table("manifest")
+    try:
+        with marker_budget():
+            if lock.manifest.get("requirements"):
+                stale.add("the lock records the root's requirements as [manifest] requirements; uv now records them as dependency groups", lock_line=manifest_line)
+            recorded = {canonicalize_name(g): v for g, v in (lock.manifest.get("dependency-groups") or {}).items()}
+            wanted = dict(expected_inputs(pyproject, Context()).requires_dev)
+            for group in sorted(set(wanted) | set(recorded)):
+                if group not in wanted:
+                    stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=manifest_line)
+                elif group not in recorded:
+                    if wanted[group] or lock.revision >= EXTRAS_REVISION:
+                        stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
+                else:
+                    stale.reqs(f"group {group}", wanted[group], lock.reqs(recorded[group], f"manifest.dependency-groups.{group}"), manifest_line)
+    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
+        raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+    yield from stale.findings
 
 
 def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: ExpectedInputs) -> None:
