@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
+import os
 import sys
 from pathlib import Path
+from typing import Any, TextIO
 
 from depsync import __version__, signals
 from depsync.config import DockerfileSpec
@@ -89,6 +92,11 @@ def parser() -> argparse.ArgumentParser:
     driver.add_argument("theirs", type=Path, help="%%B")
     driver.add_argument("path", help="%%P")
     driver.add_argument("--relock", action="store_true", help="lock driver: relock against the merged pyproject (local runner)")
+    # git >= 2.44 fills %S/%X/%Y with the conflict labels; older git passes them unexpanded, then
+    # the driver names the sides itself (branch of HEAD, the ref being merged)
+    driver.add_argument("--base-label", default="", help="%%S: label of the merge base")
+    driver.add_argument("--ours-label", default="", help="%%X: label of our side")
+    driver.add_argument("--theirs-label", default="", help="%%Y: label of their side")
     driver.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     install = commands.add_parser("install", help="register the merge drivers (.gitattributes, git config) and optionally the pre-push guard")
@@ -96,7 +104,7 @@ def parser() -> argparse.ArgumentParser:
     install.add_argument("--uninstall", action="store_true", help="remove what install added")
     install.add_argument("--pre-push", action="store_true", help="also install a pre-push hook running `depsync guard`")
     install.add_argument("--relock", action="store_true", help="the lock driver relocks against the merged pyproject")
-    install.add_argument("--command", dest="command_line", help="how git calls depsync (default: `depsync` on PATH, else this Python)")
+    install.add_argument("--command", dest="command_line", help="how git calls depsync (default: this Python, `<python> -m depsync`, so merges work without depsync on PATH)")
     install.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     guard = commands.add_parser("guard", help="pre-push invariants of a sync merge commit")
@@ -104,6 +112,7 @@ def parser() -> argparse.ArgumentParser:
     guard.add_argument("--ref", default="HEAD", help="the merge commit to check (default HEAD)")
     guard.add_argument("--dev", help="dev parent (default: the merge's parent on the owner ref, else the first)")
     guard.add_argument("--main", help="main parent (with --dev: checks a non-merge commit too)")
+    guard.add_argument("--pre-push", action="store_true", help="pre-push hook: read the pushed refs from stdin (or pre-commit's PRE_COMMIT_* variables), check each sync merge being pushed, pass every other push")
     guard.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return root
 
@@ -129,7 +138,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "merge-driver":
         from depsync.commands import merge_driver
 
-        return merge_driver.run(merge_driver.DriverOptions(args.kind, args.base, args.ours, args.theirs, args.path, args.relock))
+        labels = merge_driver.Labels(args.base_label, args.ours_label, args.theirs_label)
+        return merge_driver.run(merge_driver.DriverOptions(args.kind, args.base, args.ours, args.theirs, args.path, args.relock, labels))
     if args.command == "install":
         from depsync.commands import install
 
@@ -161,23 +171,68 @@ def _print_traceback() -> None:
     print(redact(traceback.format_exc()), file=sys.stderr, end="")
 
 
+class _ClosedPipeGuard:
+    """A text stream that goes quiet once its reader has gone (`depsync check | head -1`).
+
+    The first BrokenPipeError points the file descriptor at /dev/null, so the interpreter's
+    final flush of sys.stdout cannot fail either, and later writes are dropped: the command
+    runs to its end and exits with the status it would have had (0 for a clean check), which
+    is what `bash -o pipefail` (GitHub Actions' default shell) looks at."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.broken = False
+
+    def _silence(self) -> None:
+        self.broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._stream.fileno())
+            finally:
+                os.close(devnull)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass  # no file descriptor (a test's StringIO): dropping the writes is enough
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._silence()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._silence()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_stream":  # copy/pickle before __init__
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse, run, map errors to exit codes; stdout and stderr redact every line meanwhile
     (one sink for tables, summaries, logs and errors), and signals follow depsync.signals."""
     from depsync.redact import RedactingStream
 
-    args = parser().parse_args(argv)
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = RedactingStream(streams[0]), RedactingStream(streams[1])
-    previous = signals.install()
+    sys.stdout, sys.stderr = (RedactingStream(_ClosedPipeGuard(s)) for s in streams)  # type: ignore[arg-type]
+    previous: dict[int, Any] = {}
     try:
+        args = parser().parse_args(argv)  # inside: `depsync --help | head -1` is quiet too
+        previous = signals.install()
         return _main(args)
     finally:
         signals.restore(previous)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (BrokenPipeError, ValueError):
+            except ValueError:  # closed under us
                 pass
         sys.stdout, sys.stderr = streams
 
@@ -197,8 +252,6 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("depsync: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
     except OSError as exc:  # the disk, not depsync: full, read-only, gone
         if args.debug:
             _print_traceback()

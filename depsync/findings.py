@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -32,3 +34,58 @@ class Finding:
 
     def with_severity(self, severity: Severity) -> Finding:
         return Finding(self.file, self.line, self.rule, severity, self.message, self.fix)
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """Findings one fix covers: same file, rule, severity and fix text (the 14 stale
+    `--no-install-package` flags of one Dockerfile are one group, not 14 repeats)."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def first(self) -> Finding:
+        return self.findings[0]
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return tuple(f.line for f in self.findings if f.line)
+
+    def where(self) -> str:
+        """`file:line`, `file:first-last` for a group, `file` for a whole-file finding."""
+        lines = self.lines
+        if not lines:
+            return self.first.file
+        return f"{self.first.file}:{lines[0]}" + (f"-{lines[-1]}" if len(lines) > 1 and lines[-1] != lines[0] else "")
+
+
+def group(findings: Iterable[Finding]) -> list[FindingGroup]:
+    """Findings sorted by file and line, those sharing file, rule, severity and fix merged
+    into one group placed at the first of them."""
+    ordered = sorted(findings, key=lambda f: (f.file, f.line, f.rule, f.message))
+    groups: dict[tuple[str, str, Severity, str], list[Finding]] = {}
+    for finding in ordered:
+        groups.setdefault((finding.file, finding.rule, finding.severity, finding.fix), []).append(finding)
+    return sorted((FindingGroup(tuple(items)) for items in groups.values()), key=lambda g: (g.first.file, g.first.line, g.first.rule))
+
+
+# Build variants of one package: nvidia-cudnn-cu12 and nvidia-cudnn-cu13, torch-cpu and torch.
+_VARIANT = re.compile(r"[-_.](cu\d+|cuda\d*|cpu|rocm[\d.]*|xpu)$")
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a near-miss name most likely meant: the same package for another CUDA
+    (or CPU) build first, then the closest spelling; None when nothing is close."""
+    import difflib
+
+    pool = sorted(set(candidates) - {name})
+    stem = _VARIANT.sub("", name.lower())
+    same_stem = [c for c in pool if _VARIANT.sub("", c.lower()) == stem]
+    if same_stem:
+        return max(same_stem, key=lambda c: difflib.SequenceMatcher(None, name, c).ratio())
+    # 0.8, not difflib's 0.6: at 0.6 `torchvision` "means" `torch`, which is another package
+    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.8)
+    if close:
+        return close[0]
+    swapped = [c for c in pool if sorted(c.lower()) == sorted(name.lower())]  # a transposition: `dve` for `dev`
+    return swapped[0] if swapped else None

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync import process
+from depsync import process, signals
 from depsync.errors import DepsyncError
 from depsync.redact import redact
 from depsync.untrusted import uv_version_allowed
@@ -46,6 +49,8 @@ def uv_version(argv: list[str]) -> str:
 
 def uv_command(version: str | None) -> list[str]:
     """argv prefix running uv at version (host uv when it matches, else `uv tool run uv@version`)."""
+    if shutil.which("uv") is None:  # the local runner's own words (host_uv's name --deep, check's use of it)
+        raise DepsyncError("uv not found on PATH: the local runner runs uv on this machine; install it (`pip install uv`) or use --runner docker")
     host = host_uv()
     if version is not None and not uv_version_allowed(version):
         raise DepsyncError(f"{version!r} is not a uv release number")
@@ -66,38 +71,64 @@ def run_uv(args: list[str], project: Path, version: str | None = None, timeout: 
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "depsync"
+    from depsync.uvwheel import cache_dir
+
+    return cache_dir()
 
 
 def uv_binary(version: str) -> Path:
-    """A Linux uv binary of exactly this version, from the uv wheel on the package index, cached."""
-    import sys
-    import tempfile
-    import zipfile
+    """A uv binary of exactly this version for this (Linux) host, from the uv wheel on the
+    package index, verified and cached (depsync/uvwheel.py; no pip needed)."""
+    from depsync.uvwheel import host_platform
+    from depsync.uvwheel import uv_binary as fetch
 
-    if not uv_version_allowed(version):  # the version names a directory: never a path of its own
-        raise DepsyncError(f"{version!r} is not a uv release number")
-    target = cache_root() / "uv" / version / "uv"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        result = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest", tmp, f"uv=={version}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        wheels = list(Path(tmp).glob("uv-*.whl"))
-        if result.returncode != 0 or not wheels:
-            raise DepsyncError(f"could not download uv {version} from the package index: {redact(result.stderr.strip().splitlines()[-1:][0] if result.stderr.strip() else 'no wheel')}")
-        with zipfile.ZipFile(wheels[0]) as archive:
-            member = next((n for n in archive.namelist() if n.endswith("/scripts/uv")), None)
-            if member is None:
-                raise DepsyncError(f"the uv {version} wheel has no uv binary")
-            partial = target.with_suffix(".partial")
-            partial.write_bytes(archive.read(member))
-            partial.chmod(0o755)
-            os.replace(partial, target)
-    return target
+    return fetch(version, host_platform())
+
+
+def stream_uv(args: list[str], project: Path, version: str | None, timeout: float, on_line: Callable[[str], None] | None = None, transform: Callable[[str], str] | None = None) -> UvResult:
+    """Run uv with its output (stderr and stdout, in order) handed to on_line as it comes, each
+    line rewritten by transform and masked. The child gets its own process group, killed with
+    everything it started on a timeout, an error or a handled signal."""
+    argv = uv_command(version)
+    used = uv_version(argv)
+    # uv writes to a pipe that depsync passes on line by line: it must not wrap to a width
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["NO_COLOR"] = "1"
+    lines: list[str] = []
+    with signals.deferred():  # a signal between fork and here would lose track of the child
+        child = subprocess.Popen([*argv, *args], cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def read() -> None:
+            assert child.stdout is not None
+            for raw in child.stdout:
+                text = raw.decode(errors="replace").rstrip("\r\n")
+                line = redact(transform(text) if transform else text)
+                lines.append(line)
+                if on_line:
+                    on_line(line)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+    try:
+        with signals.immediate():
+            status = child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
+    except BaseException:
+        _kill_group(child)
+        raise
+    reader.join(timeout=5)
+    return UvResult(status, "\n".join(lines), "", used)
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    with signals.deferred():
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass

@@ -45,7 +45,8 @@ def test_main_style_dockerfile_gives_two_findings_with_lines(megatron_dev_projec
     assert result.returncode == 1
     errors = [line for line in result.stdout.splitlines() if line.startswith("::error")]
     assert len(errors) == 2
-    assert all("file=docker/Dockerfile.ci.dev,line=36,title=depsync docker-unknown-extra" in line for line in errors)
+    # `--extra mlm` is on line 37: the heredoc starts after the `RUN --mount=... \` continuation line
+    assert all("file=docker/Dockerfile.ci.dev,line=37,title=depsync docker-unknown-extra" in line for line in errors)
 
 
 def test_human_output_groups_by_file(tmp_path: Path) -> None:

@@ -30,15 +30,48 @@ def test_megatron_main_vs_dev_json(locks: Path) -> None:
     result = depsync("--format", "json", cwd=locks)  # HEAD:uv.lock (main's) vs the work tree (dev's)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document["schema"] == "depsync.diff/1"
+    assert document["schema"] == "depsync.diff/2"
     by_name: dict[str, list[dict]] = {}
     for change in document["changes"]:
         by_name.setdefault(change["name"], []).append(change)
     (te,) = by_name["transformer-engine"]
-    assert te["old"] == "2.17.1+4329ff84 (git 4329ff84)" and te["new"] == "2.14.0+f031cf87 (git f031cf87)" and te["direct"]
-    cudnn = sorted((c["kind"], c["old"] or c["new"]) for c in by_name["nvidia-cudnn-frontend"])
-    assert cudnn == [("added", "1.25.0 (git 0a14b718)"), ("added", "1.25.0 (registry)"), ("removed", "1.26.0 (registry)")]
+    te_repo = "https://github.com/NVIDIA/TransformerEngine.git"
+    assert te["old"] == {"version": "2.17.1+4329ff84", "source": "git", "url": te_repo, "commit": "4329ff84bfbdaa778a33cba02a15fb0807c64689"}
+    assert te["new"] == {"version": "2.14.0+f031cf87", "source": "git", "url": te_repo, "commit": "f031cf87bd054c7558b887df7bed93975456667f"}
+    assert te["direct"] and te["kind"] == "downgraded" and not te["forked"]
+    # forked: main's registry 1.26.0 pairs with dev's registry 1.25.0; dev's git 1.25.0 is new beside it
+    cudnn = sorted(by_name["nvidia-cudnn-frontend"], key=lambda c: c["kind"])
+    assert [c["kind"] for c in cudnn] == ["added", "downgraded"] and all(c["forked"] for c in cudnn)
+    added, downgraded = cudnn
+    assert added["old"] is None and added["new"]["source"] == "git" and added["new"]["commit"].startswith("0a14b718")
+    assert (downgraded["old"]["version"], downgraded["new"]["version"]) == ("1.26.0", "1.25.0")
+    assert downgraded["old"]["source"] == downgraded["new"]["source"] == "registry" and "commit" not in downgraded["old"]
     assert not by_name["urllib3"][0]["direct"] if "urllib3" in by_name else True
+
+
+def test_registry_versions_are_unlabelled_and_git_ones_named(locks: Path) -> None:
+    table = depsync("--format", "markdown", cwd=locks).stdout
+    assert "| `transformer-engine` | downgraded | 2.17.1+4329ff84 (git 4329ff84) | 2.14.0+f031cf87 (git f031cf87) | yes |" in table
+    assert "| `nvidia-cudnn-frontend` (forked) | downgraded | 1.26.0 | 1.25.0 | yes |" in table
+    assert "(registry)" not in table
+    labelled = depsync("--format", "markdown", "--show-registry", cwd=locks).stdout
+    assert "| 1.26.0 (registry) | 1.25.0 (registry) |" in labelled
+
+
+def test_exit_code_like_git_diff(locks: Path) -> None:
+    assert depsync("--exit-code", cwd=locks).returncode == 1
+    assert depsync("--exit-code", "HEAD:uv.lock", "HEAD:uv.lock", cwd=locks).returncode == 0
+    assert depsync("HEAD:uv.lock", "uv.lock", cwd=locks).returncode == 0  # without it: 0 whatever changed
+
+
+def test_project_path_positional_or_dash_c(locks: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    positional = depsync(str(locks), "--format", "json", cwd=elsewhere)
+    dash_c = depsync("-C", str(locks), "--format", "json", cwd=elsewhere)
+    long_form = depsync("--project", str(locks), "--format", "json", cwd=elsewhere)
+    assert positional.returncode == dash_c.returncode == long_form.returncode == 0, positional.stderr + dash_c.stderr
+    assert json.loads(positional.stdout)["changes"] == json.loads(dash_c.stdout)["changes"] == json.loads(long_form.stdout)["changes"]
 
 
 def test_markdown_collapses_long_lists_and_keeps_direct_ones_visible(locks: Path) -> None:
@@ -54,6 +87,7 @@ def test_human_table_and_ref_to_ref(locks: Path) -> None:
     result = depsync("HEAD~1:uv.lock", "HEAD:uv.lock", cwd=locks)
     assert result.returncode == 0
     assert "transformer-engine" in result.stdout and "2.14.0+f031cf87 (git f031cf87)" in result.stdout
+    assert "nvidia-cudnn-frontend (forked)" in result.stdout
     same = depsync("HEAD:uv.lock", "uv.lock", cwd=locks)
     assert "no package changed" in same.stdout
 

@@ -97,8 +97,18 @@ def running_lock(engine, pid: int, timeout: float = 60):  # type: ignore[no-unty
         time.sleep(0.1)
 
 
-def docker_ps_labelled() -> str:
-    return subprocess.run(["docker", "ps", "-aq", "--filter", f"label={RUN}"], capture_output=True, text=True, check=True).stdout.strip()
+def docker_ps_labelled(pids: set[int]) -> str:
+    """`docker ps -aq` of the depsync containers whose run belongs to one of these processes (the
+    engine is shared: other developers' runs are not this test's business)."""
+    listing = subprocess.run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={RUN}", "--format", '{{.ID}} {{.Label "io.depsync.run"}}'], capture_output=True, text=True, check=True).stdout
+    host = socket.gethostname()
+    mine = []
+    for line in listing.splitlines():
+        container, _, run = line.partition(" ")
+        parts = run.split(":")
+        if len(parts) == 3 and parts[0] == host and parts[1].isdigit() and int(parts[1]) in pids:
+            mine.append(container[:12])
+    return "\n".join(mine)
 
 
 def lock_cli(project: Path, image: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -149,29 +159,41 @@ def fresh_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def nothing_left_behind(engine):  # type: ignore[no-untyped-def]
+def spawned(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    """This process and every process a test starts (their runs' containers are the test's)."""
+    pids = {os.getpid()}
+    original = subprocess.Popen.__init__
+
+    def record(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        original(self, *args, **kwargs)
+        pids.add(self.pid)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", record)
+    return pids
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind(engine, spawned: set[int]):  # type: ignore[no-untyped-def]
     yield
-    assert docker_ps_labelled() == ""
+    assert docker_ps_labelled(spawned) == ""
 
 
 # -- what every container gets --------------------------------------------------------------------
 
 def test_every_container_is_hardened(engine, introspect_image: str, project: Path, fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """The probe and the lock container, as the engine has them right after create, and as uv sees it."""
-    from docker.models.containers import ContainerCollection
-
+    from depsync.runners import docker as docker_runner
     from depsync.runners.docker import PIDS_LIMIT, DockerRunner
 
     seen: list[dict] = []
-    original = ContainerCollection.create
+    original = docker_runner._Run.create
 
     def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         container = original(self, *args, **kwargs)
-        container.reload()  # the engine's view, before start
-        seen.append(container.attrs)
+        seen.append(engine.api.inspect_container(container))  # the engine's view, before start
         return container
 
-    monkeypatch.setattr(ContainerCollection, "create", spy)
+    monkeypatch.setattr(docker_runner._Run, "create", spy)
     result = DockerRunner(introspect_image, memory="1g").lock(project, [], 300)
     assert result.returncode == 0, result.output
     assert result.new_lock is not None
@@ -239,29 +261,31 @@ def test_an_image_without_uv_is_no_uv_not_an_error(engine, no_uv_image: str, pro
     with pytest.raises(DepsyncError, match="has no uv and no version is pinned"):
         DockerRunner(no_uv_image).lock(project, [], 300)
     image_id = engine.images.get(no_uv_image).id
-    assert json.loads((fresh_cache / "depsync" / "image-uv.json").read_text()) == {image_id: ""}
+    # the image's facts, remembered per image id: no uv; glibc (its /lib64/ld-linux-x86-64.so.2)
+    assert json.loads((fresh_cache / "depsync" / "images.json").read_text()) == {image_id: {"uv": "", "libc": "glibc"}}
 
-    pinned = fresh_cache / "depsync" / "uv" / "0.13.9" / "uv"  # the test extra's uv: no download
+    pinned = fresh_cache / "depsync" / "uv" / "0.13.9" / "x86_64-glibc" / "uv"  # the test extra's uv, put where a download would go
     pinned.parent.mkdir(parents=True)
     shutil.copy2(shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv", pinned)
     result = DockerRunner(no_uv_image, uv_version="0.13.9").lock(project, [], 300)
     assert result.returncode == 0, result.output
     assert result.uv_version == "0.13.9" and result.new_lock is not None
-    assert result.notes == (f"{no_uv_image} has uv none; used uv 0.13.9 (pinned) from depsync's cache",)
+    assert result.notes == (f"{no_uv_image} has uv none; used uv 0.13.9 (pinned) from depsync's cache, the build for linux/amd64 with glibc",)
 
 
 # -- cleanup: a normal run, a killed depsync, leftovers of earlier runs -------------------------------
 
-def test_a_normal_run_leaves_no_container(engine, project: Path, private_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_normal_run_leaves_no_container(engine, project: Path, private_tmp: Path, spawned: set[int]) -> None:  # type: ignore[no-untyped-def]
     result = lock_cli(project, IMAGE, depsync_env(private_tmp))
     assert result.returncode == 0, result.stderr
-    assert docker_ps_labelled() == ""
+    assert docker_ps_labelled(spawned) == ""
     assert list(private_tmp.iterdir()) == []
 
 
 def test_the_run_after_a_sigkilled_one_removes_its_container_and_secret(engine, slow_image: str, locked: Path, private_tmp: Path) -> None:  # type: ignore[no-untyped-def]
     """SIGKILL: no cleanup runs in depsync. The container (uv still running, the index password in
-    its environment) is removed by the next run, which sees that its owner process is gone."""
+    its environment) and the work copy are removed by the next run, which sees that their owner
+    process is gone."""
     env = depsync_env(private_tmp, UV_INDEX_PRIVATE_PASSWORD=PASSWORD, UV_INDEX_PRIVATE_USERNAME="someone")
     process = subprocess.Popen([sys.executable, "-m", "depsync", "lock", str(locked), "--runner", "docker", "--image", slow_image], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     container = running_lock(engine, process.pid)
@@ -278,13 +302,13 @@ def test_the_run_after_a_sigkilled_one_removes_its_container_and_secret(engine, 
     with pytest.raises(NotFound):
         engine.containers.get(container.id)
     assert all(PASSWORD not in json.dumps(c.attrs) for c in all_labelled(engine))
-    shutil.rmtree(private_tmp)  # the killed run's work copy: SIGKILL leaves it (see the report)
+    assert list(private_tmp.iterdir()) == []  # the killed run's work copy (its name carries pid and start time) went too
 
 
 def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:  # type: ignore[no-untyped-def]
     """At the start of a run: containers that ended, and running ones whose depsync is gone, are removed;
     running ones of a live or unknown owner, and any container without the label, are not touched."""
-    from depsync.runners.docker import _host_identity, _start_time, sweep
+    from depsync.runners.docker import _host_identity, _start_time, client, sweep
 
     host = _host_identity()
     assert host is not None
@@ -308,7 +332,11 @@ def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:
         "exited, no label": make("unlabelled", {"io.example": "x"}, ["true"]),
     }
     try:
-        removed = set(sweep(engine))
+        api = client()
+        try:
+            removed = set(sweep(api))
+        finally:
+            api.close()
         assert {what for what, c in made.items() if c.id in removed} == {"exited, no owner", "running, owner gone"}
         names = {c.id for c in engine.containers.list(all=True)}
         assert {what for what, c in made.items() if c.id in names} == {"running, owner unknown", "running, owner alive", "exited, no label"}
@@ -384,17 +412,18 @@ class EngineProxy:
 
 @pytest.mark.parametrize(
     "cut_on",
-    [b'"io.depsync.role": "lock"', b"/archive?", None],
-    ids=["answer-to-create-lost", "during-put-archive", "while-waiting-for-uv"],
+    [b'"io.depsync.role": "lock"', b"HEAD /v", b"PUT /v", None],
+    ids=["answer-to-create-lost", "during-the-cache-stat", "during-put-archive", "while-waiting-for-uv"],
 )
 def test_engine_lost_mid_run(engine, slow_image: str, locked: Path, private_tmp: Path, cut_on: bytes | None) -> None:  # type: ignore[no-untyped-def]
     before = (locked / "uv.lock").read_bytes()
     where = Path(tempfile.mkdtemp(prefix="dsx", dir="/tmp"))  # a unix socket path must stay short
     proxy = EngineProxy(where / "engine.sock", cut_on)
+    volume = f"depsync-test-cache-{uuid.uuid4().hex[:8]}"  # new: its root is made writable (the PUT) in this run
     try:
         env = depsync_env(private_tmp, DOCKER_HOST=f"unix://{where}/engine.sock", UV_INDEX_PRIVATE_PASSWORD=PASSWORD, UV_INDEX_PRIVATE_USERNAME="someone")
         process = subprocess.Popen(
-            [sys.executable, "-m", "depsync", "lock", str(locked), "--runner", "docker", "--image", slow_image],
+            [sys.executable, "-m", "depsync", "lock", str(locked), "--runner", "docker", "--image", slow_image, "--cache-volume", volume],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         if cut_on is None:
@@ -418,6 +447,7 @@ def test_engine_lost_mid_run(engine, slow_image: str, locked: Path, private_tmp:
     after = lock_cli(locked, IMAGE, depsync_env(private_tmp))  # "once the engine answers again"
     assert after.returncode == 0, after.stderr
     assert of_process(engine, process.pid) == []
+    subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True)
 
 
 # -- signals ------------------------------------------------------------------------------------

@@ -1,20 +1,44 @@
-"""Merge drivers, `depsync install` and `depsync guard` with real `git merge` in temp repos."""
+"""Merge drivers, `depsync install` and `depsync guard` with real `git merge` in temp repos.
+
+The merges run with depsync absent from PATH (only git, the system tools and uv are
+there): git must reach depsync through the interpreter path `install` registered.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import env_for, git
+import pytest
+
+from conftest import env_for, git, uv_lock
 from uvprojects import LocalMaterial
 
 DEPSYNC = f"{sys.executable} -m depsync"
+DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
 
 
 def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
+
+
+def without_depsync(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """env whose PATH has no `depsync` (the venv's bin is dropped) but still has uv, for --relock."""
+    uv_only = tmp_path / "uv-only-bin"
+    uv_only.mkdir(exist_ok=True)
+    uv = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    assert uv, "uv is a test dependency"
+    if not (uv_only / "uv").exists():
+        (uv_only / "uv").symlink_to(uv)
+    dirs = [d for d in env.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "depsync").exists()]
+    path = os.pathsep.join([str(uv_only), *dirs])
+    assert shutil.which("depsync", path=path) is None
+    return {**env, "PATH": path}
 
 
 def merge(repo: Path, ref: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -37,33 +61,54 @@ def prepare(repo: Path) -> None:
     git(repo, "checkout", "-q", "-B", "sync", "dev")
 
 
-def test_install_is_idempotent_and_uninstall_removes_it(small_repo: Path) -> None:
+def show(repo: Path, spec: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), "show", spec], capture_output=True, check=True).stdout
+
+
+def test_install_registers_this_python_and_says_what_to_commit(small_repo: Path) -> None:
     for _ in range(2):
-        assert depsync(small_repo, "install", "--command", DEPSYNC, "--pre-push").returncode == 0
+        result = depsync(small_repo, "install", "--pre-push")
+        assert result.returncode == 0, result.stderr
     attributes = (small_repo / ".gitattributes").read_text().splitlines()
     assert attributes == ["uv.lock merge=depsync-lock", "pyproject.toml merge=depsync-pyproject"]
-    assert git(small_repo, "config", "merge.depsync-lock.driver").endswith("merge-driver lock %O %A %B %P")
+    # the absolute interpreter, not a bare `depsync` that PATH may not find at merge time
+    assert git(small_repo, "config", "merge.depsync-lock.driver") == f"{shlex.quote(sys.executable)} -m depsync merge-driver lock {DRIVER_ARGS}"
+    assert git(small_repo, "config", "merge.depsync-pyproject.driver") == f"{shlex.quote(sys.executable)} -m depsync merge-driver pyproject {DRIVER_ARGS}"
+    out = result.stdout
+    assert "    uv.lock merge=depsync-lock\n    pyproject.toml merge=depsync-pyproject\n" in out  # the lines to commit
+    assert "git add .gitattributes && git commit" in out
+    assert "every clone runs `depsync install` once --pre-push" in out
     hook = small_repo / ".git" / "hooks" / "pre-push"
-    assert "guard" in hook.read_text()
+    assert f"{shlex.quote(sys.executable)} -m depsync guard --pre-push" in hook.read_text()
+
+    git(small_repo, "add", ".gitattributes")
+    git(small_repo, "commit", "-qm", "depsync merge drivers")
+    again = depsync(small_repo, "install")
+    assert ".gitattributes (committed) routes uv.lock, pyproject.toml to them" in again.stdout
+    assert "git add .gitattributes" not in again.stdout
+
     assert depsync(small_repo, "install", "--uninstall").returncode == 0
     assert (small_repo / ".gitattributes").read_text() == ""
     assert subprocess.run(["git", "-C", str(small_repo), "config", "merge.depsync-lock.driver"], capture_output=True).returncode == 1
     assert not hook.exists()
 
 
-def test_lock_conflict_resolves_and_passes_check_after_relock(small_repo: Path, material: LocalMaterial) -> None:
-    repo, env = small_repo, env_for(material)
+def test_merge_without_depsync_on_path(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
     prepare(repo)
-    assert depsync(repo, "install", "--command", DEPSYNC).returncode == 0
+    assert depsync(repo, "install").returncode == 0
     result = merge(repo, "main", env)
     assert result.returncode == 0, result.stdout + result.stderr  # both files resolved by the drivers
-    assert "took the owner's lock" in result.stderr
+    assert "pyproject.toml: merged `sync` and `main`; [tool.uv.sources] three-way" in result.stderr
+    # the lock is dev's, and the driver says it is stale for the merged pyproject and what to run
+    assert "uv.lock: took the lock of `sync` (the dev side); it is stale for the merged pyproject.toml" in result.stderr
+    assert "after the merge run `depsync lock` and commit uv.lock" in result.stderr
     for name in ("pyproject.toml", "uv.lock"):
         assert "<<<<<<<" not in (repo / name).read_text()
     c = material.git.commits
     text = (repo / "pyproject.toml").read_text()
     assert f'rev = "{c["c2"]}"' in text and f'rev = "{c["c3"]}"' in text  # main's zeta, dev's eta
-    assert (repo / "uv.lock").read_bytes() == subprocess.run(["git", "-C", str(repo), "show", "dev:uv.lock"], capture_output=True).stdout
+    assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")
     stale = depsync(repo, "check", "--format", "json", env=env)
     assert stale.returncode == 1 and "lock-stale" in stale.stdout  # zeta moved: the owner's lock needs a relock
     assert depsync(repo, "lock", "--runner", "local", env=env).returncode == 0
@@ -75,33 +120,90 @@ def test_lock_conflict_resolves_and_passes_check_after_relock(small_repo: Path, 
     assert depsync(repo, "check", "--owner-ref", "dev", env=env).returncode == 0
 
 
-def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial) -> None:
-    repo, env = small_repo, env_for(material)
+def test_a_bare_depsync_command_is_what_broke(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """The old registration (`depsync merge-driver ...`) with depsync off PATH: git cannot run
+    the driver and the merge stops with both files conflicted. The default registration merges."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
     prepare(repo)
-    assert depsync(repo, "install", "--command", DEPSYNC, "--relock").returncode == 0
+    assert depsync(repo, "install", "--command", "depsync").returncode == 0
+    result = merge(repo, "main", env)
+    assert result.returncode != 0
+    assert "not found" in result.stderr
+    assert sorted(git(repo, "diff", "--name-only", "--diff-filter=U").split()) == ["pyproject.toml", "uv.lock"]
+
+
+def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    prepare(repo)
+    assert depsync(repo, "install", "--relock").returncode == 0
     result = merge(repo, "main", env)
     assert result.returncode == 0, result.stderr
-    assert "relocked with uv" in result.stderr
+    assert "uv.lock: relocked the lock of `sync` with uv" in result.stderr
     git(repo, "checkout", "dev", "--", ".github/CODEOWNERS")
     assert depsync(repo, "check", "--owner-ref", "dev", env=env).returncode == 0
 
 
-def test_unresolved_pyproject_leaves_the_lock_conflicted(small_repo: Path, material: LocalMaterial) -> None:
-    repo, env = small_repo, env_for(material)
-    prepare(repo)
-    for branch, dependency in (("dev", '"alpha>=1.0"'), ("main", '"alpha<2"')):
+def _conflicting_alpha(repo: Path, branches: dict[str, str], material: LocalMaterial | None = None) -> None:
+    """Each branch changes the same dependency line its own way (and relocks, given material)."""
+    for branch, dependency in branches.items():
         git(repo, "checkout", "-q", branch)
         (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text().replace('"alpha"', dependency, 1))
+        if material is not None:
+            uv_lock(repo, material)
         git(repo, "commit", "-qam", f"{branch}: alpha")
+
+
+def test_sync_with_a_pyproject_conflict_names_branches_and_asks_for_reconcile(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    prepare(repo)
+    _conflicting_alpha(repo, {"dev": '"alpha>=1.0"', "main": '"alpha<2"'})
     git(repo, "checkout", "-q", "-B", "sync", "dev")
-    assert depsync(repo, "install", "--command", DEPSYNC).returncode == 0
+    assert depsync(repo, "install").returncode == 0
     result = merge(repo, "main", env)
     assert result.returncode != 0
+    # a sync: dev's file wins, and that is reconcile's job
+    assert "pyproject.toml: conflicts outside [tool.uv.sources] between `sync` and `main`" in result.stderr
+    assert "in a sync of main into dev the dev side's file wins: run `depsync reconcile`" in result.stderr
     assert "uv.lock left conflicted: pyproject.toml is not resolved yet; run `depsync reconcile`" in result.stderr
     unmerged = git(repo, "diff", "--name-only", "--diff-filter=U").split()
     assert sorted(unmerged) == ["pyproject.toml", "uv.lock"]
     text = (repo / "pyproject.toml").read_text()
-    assert "<<<<<<<" in text and text.count("<<<<<<<") == 1  # only the dependency line; sources were merged
+    assert text.count("<<<<<<<") == 1  # only the dependency line; sources were merged
+    assert "<<<<<<< sync\n" in text and ">>>>>>> main\n" in text  # branch names, not ours/theirs
+    assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")  # never a text merge of two locks
+
+    # git >= 2.44 expands %X/%Y to its own labels (shell-quoted); git here is older, so the
+    # expansion is written out as git would make it: the driver then uses git's labels
+    git(repo, "merge", "--abort")
+    driver = git(repo, "config", "merge.depsync-pyproject.driver")
+    git(repo, "config", "merge.depsync-pyproject.driver", driver.replace("%X", "'HEAD'").replace("%Y", "'origin main'"))
+    merge(repo, "main", env)
+    text = (repo / "pyproject.toml").read_text()
+    assert "<<<<<<< sync\n" in text and ">>>>>>> origin main\n" in text  # git's "HEAD" says nothing: the branch instead
+    # and reconcile really is what finishes it
+    done = depsync(repo, "reconcile", "--no-fetch", env=env)
+    assert done.returncode in (0, 1), done.stderr
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
+
+
+def test_an_ordinary_merge_conflict_asks_for_a_hand_resolution_and_relock(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """A feature branch from dev merging dev back in is no sync: reconcile would throw the
+    feature's pyproject away, so the driver says to resolve by hand and relock."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    prepare(repo)
+    git(repo, "checkout", "-q", "-b", "feature", "dev")
+    _conflicting_alpha(repo, {"feature": '"alpha>=1.0"', "dev": '"alpha<2"'}, material)
+    git(repo, "checkout", "-q", "feature")
+    assert depsync(repo, "install").returncode == 0
+    result = merge(repo, "dev", env)
+    assert result.returncode != 0
+    assert "pyproject.toml: conflicts outside [tool.uv.sources] between `feature` and `dev`" in result.stderr
+    assert "edit them, `git add pyproject.toml`, then `depsync lock` and `git add uv.lock`" in result.stderr
+    assert "reconcile" not in result.stderr
+    assert "uv.lock left conflicted (holding the lock of `dev`) until pyproject.toml is resolved; resolve it, then `depsync lock`" in result.stderr
+    text = (repo / "pyproject.toml").read_text()
+    assert "<<<<<<< feature\n" in text and ">>>>>>> dev\n" in text
+    assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")  # dev's lock is the owner's
 
 
 def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path, material: LocalMaterial) -> None:
@@ -130,9 +232,16 @@ def test_guard_rejects_main_s_lock(small_repo: Path, material: LocalMaterial) ->
     prepare(repo)
     merge(repo, "main", env)
     assert depsync(repo, "reconcile", "--no-fetch", "--no-lock", env=env).returncode in (0, 1)
-    (repo / "uv.lock").write_bytes(subprocess.run(["git", "-C", str(repo), "show", "main:uv.lock"], capture_output=True).stdout)
+    (repo / "uv.lock").write_bytes(show(repo, "main:uv.lock"))
     git(repo, "add", "uv.lock")
     git(repo, "commit", "-qm", "sync with main's lock")
     result = depsync(repo, "guard", env=env)
     assert result.returncode == 1
     assert "uv.lock: is main's lock" in result.stderr and "depsync lock" in result.stderr
+
+
+@pytest.mark.parametrize("args", [("--pre-push", "--ref", "HEAD~1"), ("--pre-push", "--dev", "dev")])
+def test_guard_pre_push_takes_no_refs(small_repo: Path, args: tuple[str, ...]) -> None:
+    result = depsync(small_repo, "guard", *args)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "--pre-push takes the commits from what git pushes" in result.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,8 +25,29 @@ ROLE = "io.depsync.role"
 pytestmark = pytest.mark.docker
 
 
+SPAWNED: set[int] = set()  # depsync processes the tests started (the engine is shared with other developers' runs)
+
+
 def leftovers(engine) -> list:  # type: ignore[no-untyped-def]
-    return engine.containers.list(all=True, filters={"label": LABEL})
+    """The depsync containers of runs these tests started."""
+    host = socket.gethostname()
+    mine = []
+    for container in engine.containers.list(all=True, filters={"label": LABEL}):
+        parts = container.labels.get(LABEL, "").split(":")
+        if len(parts) == 3 and parts[0] == host and parts[1].isdigit() and int(parts[1]) in SPAWNED:
+            mine.append(container)
+    return mine
+
+
+@pytest.fixture(autouse=True)
+def record_spawned(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = subprocess.Popen.__init__
+
+    def record(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        original(self, *args, **kwargs)
+        SPAWNED.add(self.pid)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", record)
 
 
 @pytest.fixture

@@ -61,28 +61,40 @@ def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> N
     plan = tmp_path / "plan.json"
     summary = tmp_path / "summary.md"
     result = depsync(repo, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--plan-json", str(plan), "--summary", str(summary))
-    assert result.returncode == 1, result.stderr  # transformer-engine is a conflict: needs review
+    assert result.returncode == 1, result.stderr  # rev orders unknown offline: needs review
     document = json.loads(plan.read_text())
     cases = {d["name"]: d["case"] for d in document["sources"]}
     assert cases == MEGATRON_SOURCE_CASES
-    te = next(d for d in document["sources"] if d["name"] == "transformer-engine")
+    by_name = {d["name"]: d for d in document["sources"]}
+    te, nemo_run = by_name["transformer-engine"], by_name["nemo-run"]
     assert te["needs_review"] and te["result"]["rev"].startswith("f031cf87")
-    assert any("dev commit" in e for e in te["evidence"])
+    assert any(e.startswith("dev owns it: dev's commit") and "dev: TE f031cf87" in e for e in te["evidence"])
+    # main changed nemo-run, but without fetching its order is unknown: dev's kept, flagged, and the reason says why
+    assert nemo_run["needs_review"] and nemo_run["result"]["rev"].startswith("17ae86b6") and nemo_run["rule"] == "main-changed/order unknown"
+    assert "rev order: unknown (not fetched (--no-fetch) and not in depsync's cache)" in nemo_run["evidence"]
+    assert document["flags"] == {"flagged": 2, "differing": 7, "rate": round(2 / 7, 4)}
     assert document["restored"] == [".github/CODEOWNERS"]
+    assert document["status"] == "needs-review" and document["unmerged"] == []
 
-    # the work tree: dev's lock and CODEOWNERS, pyproject with only source lines changed, nothing unmerged
+    # the work tree: dev's lock and CODEOWNERS, pyproject with only the inert additions, nothing unmerged
     assert (repo / "uv.lock").read_bytes() == dev_lock
     assert (repo / ".github" / "CODEOWNERS").read_text() == "* @owners\n"
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
     diff = git(repo, "diff", "--cached", "-U0", "dev", "--", "pyproject.toml").splitlines()
     changed = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert len(changed) == 5 and all(line[1:].split(" = ")[0] in ("nemo-run", "deep_gemm", "nemo-lens", "torch-memory-saver") for line in changed)
+    assert [line.split(" = ")[0] for line in changed] == ["+deep_gemm", "+nemo-lens", "+torch-memory-saver"]
     assert (repo / "pyproject.toml").read_text().count("# Added for this fixture") == dev_pyproject.count("# Added for this fixture")
 
     text = summary.read_text()
-    assert "| `transformer-engine` |" in text and "**conflict**" in text and "inert" in text
-    # not relocked: check reports that nemo-run moved without a relock
-    assert "lock-stale" in text
+    assert "| **yes** | `transformer-engine` |" in text and "**conflict**" in text and "inert" in text
+    assert "| `flash_mla` |" not in text  # the same on both sides: counted, not listed
+    assert "3 entries are the same on dev and main: `flash_mla`, `emerging_optimizers`, `fast-hadamard-transform`." in text
+    assert "https://github.com/NVIDIA/TransformerEngine/commit/f031cf87bd054c7558b887df7bed93975456667f" in text
+    assert "https://github.com/NVIDIA/TransformerEngine/compare/f031cf87bd054c7558b887df7bed93975456667f...4329ff84bfbdaa778a33cba02a15fb0807c64689" in text
+    steps = text.split("### Next steps")[1]
+    assert "`depsync lock`" in steps and "`git commit --no-edit`" in steps and "`depsync guard`" in steps
+    assert "2 of 7 entries that differ flagged (29%)" in text
+    assert result.stdout.strip() == text.strip()  # not a terminal: the raw Markdown
 
 
 def test_megatron_dry_run_touches_nothing(megatron_repo: Path) -> None:
@@ -138,22 +150,31 @@ def test_reconcile_relocks_and_is_idempotent(small_repo: Path, material: LocalMa
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_failed_relock_leaves_files_byte_identical(small_repo: Path, material: LocalMaterial) -> None:
+def test_failed_relock_leaves_files_byte_identical_and_reports_the_plan(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
     repo = small_repo
-    git(repo, "checkout", "-q", "main")
-    text = (repo / "pyproject.toml").read_text().replace(material.git.commits["c2"], "0" * 40)  # a commit that does not exist
+    git(repo, "checkout", "-q", "dev")
+    text = (repo / "pyproject.toml").read_text().replace('"delta"', '"delta", "no-such-package"')  # uv cannot resolve it
     (repo / "pyproject.toml").write_text(text)
-    git(repo, "commit", "-qam", "main: zeta at a missing commit")
-    git(repo, "checkout", "-q", "sync")
+    git(repo, "commit", "-qam", "dev: a dependency the index does not have")
+    git(repo, "checkout", "-q", "-B", "sync", "dev")
     subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True)
     before = snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS")
     unmerged = git(repo, "diff", "--name-only", "--diff-filter=U")
-    result = depsync(repo, "reconcile", "--dev", "dev", "--no-fetch", env=env_for(material))
+    plan, summary = tmp_path / "plan.json", tmp_path / "summary.md"
+    result = depsync(repo, "reconcile", "--dev", "dev", "--no-fetch", "--runner", "local", "--plan-json", str(plan), "--summary", str(summary), env=env_for(material))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("depsync: error: uv ") and "lock failed, nothing changed" in lines[0]
+    assert f"the plan and the failure are in {summary} and {plan}" in lines[0]
     assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == unmerged
+    # the plan survives: both reports say what would have been applied, and what failed
+    document = json.loads(plan.read_text())
+    assert document["status"] == "failed" and "lock failed" in document["failure"] and document["lock"]["state"] == "failed"
+    assert {d["name"]: d["case"] for d in document["sources"]} == {"zeta": "main-changed", "eta": "dev-changed", "foo-bar": "main-added"}
+    text = summary.read_text()
+    assert text.count("**Failed**: uv ") == 1 and "lock failed" in text and "| `zeta` |" in text
+    assert "rerun `depsync reconcile`" in text.split("### Next steps")[1]
 
 
 def test_no_merge_plans_from_refs(small_repo: Path, material: LocalMaterial) -> None:
@@ -241,15 +262,18 @@ def test_every_row_of_the_table_in_a_real_merge(tmp_path: Path) -> None:
     assert cases == {
         "same": ("unchanged", "dev"),
         "both": ("same-change", "dev"),
-        "mainchg": ("main-changed", "main"),
+        "mainchg": ("main-changed", "dev"),  # offline: order unknown, dev's kept and flagged
         "devchg": ("dev-changed", "dev"),
         "conflict": ("conflict", "dev"),
-        "listy": ("main-changed", "main"),
+        "listy": ("main-changed", "dev"),
         "devadd": ("dev-added", "dev"),
-        "mainadd": ("main-added", "main"),
+        "mainadd": ("main-added", "none"),  # dev depends on mainadd (from the index): main's source declined
         "devrm": ("dev-removed", "none"),
     }
+    flagged = {d["name"] for d in json.loads(plan.read_text())["sources"] if d["needs_review"]}
+    assert flagged == {"mainchg", "listy", "conflict", "mainadd"}
     text = (repo / "pyproject.toml").read_text()
     assert "<<<<<<<" not in text and text.endswith("# trailing comment stays\n")
-    assert 'tag = "v2", marker = "sys_platform == \'linux\'"' in text and "devrm" not in text.split("[tool.uv.sources]")[1]
+    assert 'tag = "v1", marker = "sys_platform == \'linux\'"' in text and "devrm" not in text.split("[tool.uv.sources]")[1]
+    assert "mainadd" not in text.split("[tool.uv.sources]")[1]
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""

@@ -13,18 +13,35 @@ from depsync.model.lock import Lock
 from depsync.model.tomltext import conflict_marker_lines
 from depsync.report.lockdiff import print_table, to_json, to_markdown
 
+DEFAULT_OLD, DEFAULT_NEW = "HEAD:uv.lock", "uv.lock"
+
 
 @dataclass(frozen=True)
 class DiffOptions:
     root: Path
-    old: str = "HEAD:uv.lock"
-    new: str = "uv.lock"
+    old: str = DEFAULT_OLD
+    new: str = DEFAULT_NEW
     output_format: str = "human"
+    exit_code: bool = False  # like `git diff --exit-code`: 1 when the locks differ
+    show_registry: bool = False  # label registry versions `(registry)` like the other sources
+
+
+def project_and_specs(options: DiffOptions) -> tuple[Path, str, str]:
+    """`depsync diff DIR` is the project DIR's `HEAD:uv.lock` against its work tree, so
+    the project path is positional here as in every other command; `-C DIR` still works."""
+    if options.new == DEFAULT_NEW and options.old != DEFAULT_OLD and ":" not in options.old:
+        candidate = options.root / options.old
+        if candidate.is_dir():
+            return candidate, DEFAULT_OLD, DEFAULT_NEW
+    return options.root, options.old, options.new
 
 
 def read_lock(root: Path, spec: str) -> Lock:
-    """A lock from a file path, or from `REF:path` through git (when no such file exists)."""
+    """A lock from a file path (a directory means its uv.lock), or from `REF:path` through git
+    (when no such file exists)."""
     file = root / spec
+    if file.is_dir():
+        file = file / "uv.lock"
     if file.is_file():
         text = file.read_text()
     elif ":" in spec:
@@ -44,12 +61,13 @@ def read_lock(root: Path, spec: str) -> Lock:
 
 
 def run(options: DiffOptions) -> int:
-    old, new = read_lock(options.root, options.old), read_lock(options.root, options.new)
+    root, old_spec, new_spec = project_and_specs(options)
+    old, new = read_lock(root, old_spec), read_lock(root, new_spec)
     changes = diff_locks(old, new)
     if options.output_format == "json":
-        print(to_json(changes, options.old, options.new))
+        print(to_json(changes, old_spec, new_spec))
     elif options.output_format == "markdown":
-        print(to_markdown(changes, f"### uv.lock: `{options.old}` -> `{options.new}`"), end="")
+        print(to_markdown(changes, f"### uv.lock: `{old_spec}` -> `{new_spec}`", registry=options.show_registry), end="")
     else:
-        print_table(changes, sys.stdout, title=f"{options.old} -> {options.new}")
-    return 0
+        print_table(changes, sys.stdout, title=f"{old_spec} -> {new_spec}", registry=options.show_registry)
+    return 1 if options.exit_code and changes else 0

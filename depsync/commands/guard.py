@@ -4,13 +4,21 @@ For the merge commit at REF (default HEAD): protected paths equal its dev parent
 Dockerfiles equal dev's; pyproject.toml differs from dev's only by what reconcile
 sanctions (the three-way sources and their metadata); uv.lock is not main's and is fresh
 for the new pyproject. Each violation comes with the command that restores it.
+
+With --pre-push it is a pre-push hook: it reads what is being pushed (git's hook lines on
+stdin, or pre-commit's PRE_COMMIT_* variables), checks each sync merge among the new
+commits and lets every other push through without a word.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TextIO
 from pathlib import Path
 
 from depsync import git
@@ -30,6 +38,7 @@ class GuardOptions:
     ref: str = "HEAD"
     dev: str | None = None
     main: str | None = None
+    pre_push: bool = False  # read the pushed refs (stdin / pre-commit) and check each sync merge
 
 
 @dataclass(frozen=True)
@@ -109,12 +118,133 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     return violations, dev_short, main_short
 
 
+def _report(violations: list[Violation], what: str, dev: str, main: str) -> None:
+    print(f"depsync guard: {len(violations)} violation(s) in {what} (dev parent {dev}, main parent {main}):", file=sys.stderr)
+    for v in violations:
+        print(f"  {v.path}: {v.problem}\n      restore: {v.fix}", file=sys.stderr)
+
+
 def run(options: GuardOptions) -> int:
+    if options.pre_push:
+        if options.dev or options.main or options.ref != "HEAD":
+            raise DepsyncError("--pre-push takes the commits from what git pushes; drop --ref, --dev and --main")
+        return run_pre_push(options.root, pushed_from(os.environ, sys.stdin))
     violations, dev, main = check(options)
     if not violations:
         print(f"depsync guard: {options.ref} keeps dev's triple ({dev}) with main ({main}) reconciled")
         return 0
-    print(f"depsync guard: {len(violations)} violation(s) in {options.ref} (dev parent {dev}, main parent {main}):", file=sys.stderr)
-    for v in violations:
-        print(f"  {v.path}: {v.problem}\n      restore: {v.fix}", file=sys.stderr)
+    _report(violations, options.ref, dev, main)
     return 1
+
+
+# -- pre-push ----------------------------------------------------------------------------------
+
+_ZERO = re.compile(r"^0+$")
+_OBJECT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """One ref being pushed: the local commit and what the remote has now (None: new or unknown)."""
+
+    local_ref: str
+    local: str
+    remote: str | None
+
+
+def parse_pre_push(text: str) -> list[Pushed]:
+    """git's pre-push stdin: `<local ref> SP <local sha> SP <remote ref> SP <remote sha>` per line."""
+    pushed = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.rsplit(maxsplit=3)
+        if len(fields) != 4 or not (_OBJECT.match(fields[1]) and _OBJECT.match(fields[3])):
+            raise DepsyncError(f"pre-push input line {number} is not `<local ref> <sha> <remote ref> <sha>`: {line[:120]!r}")
+        local_ref, local, _, remote = fields
+        if _ZERO.match(local):
+            continue  # a deletion pushes no commit
+        pushed.append(Pushed(local_ref, local, None if _ZERO.match(remote) else remote))
+    return pushed
+
+
+def pushed_from(environ: Mapping[str, str], stdin: TextIO | None) -> list[Pushed]:
+    """What is being pushed: pre-commit's variables when pre-commit runs us (it has read git's
+    stdin itself), else git's lines on stdin; run by hand at a terminal: HEAD's unpushed commits."""
+    to_ref, from_ref = environ.get("PRE_COMMIT_TO_REF"), environ.get("PRE_COMMIT_FROM_REF")
+    if to_ref:
+        return [Pushed(environ.get("PRE_COMMIT_LOCAL_BRANCH", to_ref), to_ref, from_ref or None)]
+    if environ.get("PRE_COMMIT_LOCAL_BRANCH"):  # pre-commit's "all files" push: nothing on the remote yet
+        return [Pushed(environ["PRE_COMMIT_LOCAL_BRANCH"], environ["PRE_COMMIT_LOCAL_BRANCH"], None)]
+    if stdin is None or stdin.isatty():
+        return [Pushed("HEAD", "HEAD", None)]
+    return parse_pre_push(stdin.read())
+
+
+def _commit_or_none(root: Path, name: str) -> str | None:
+    try:
+        return git.resolve(root, name)
+    except DepsyncError:
+        return None  # a tag of a tree, or a remote commit this clone has not fetched
+
+
+def _new_merges(root: Path, tip: str, remote: str | None) -> list[str]:
+    """Merge commits reachable from tip that the remote does not have yet (oldest first)."""
+    # git.py has no rev-list helper yet; this goes through its runner, with the same conventions
+    exclude = ["^" + remote] if remote else []
+    args = ["rev-list", "--merges", "--reverse"] + ([] if remote else ["--not", "--remotes", "--not"])
+    result = git._git(root, *args, "--end-of-options", tip, *exclude)
+    return result.stdout.decode().split()
+
+
+def _is_sync_merge(root: Path, parents: list[str], owner: str, upstream: str) -> bool:
+    """A merge of the upstream ref's history (second parent) into the owner's (first parent):
+    the first parent shares commits with the owner ref that upstream does not have."""
+    if len(parents) != 2:
+        return False
+    ours, theirs = parents
+    if not git.is_ancestor(root, theirs, upstream) or git.is_ancestor(root, ours, upstream):
+        return False
+    try:
+        shared = git.merge_base(root, ours, owner)
+    except DepsyncError:
+        return False
+    return not git.is_ancestor(root, shared, upstream)
+
+
+def run_pre_push(root: Path, pushed: list[Pushed]) -> int:
+    """Check every sync merge being pushed; other pushes pass quietly (exit 0, no output)."""
+    if not git.is_repository(root):
+        raise DepsyncError(f"{root} is not a git repository")
+    failed = False
+    seen: set[str] = set()
+    for push in pushed:
+        tip = _commit_or_none(root, push.local)
+        if tip is None:
+            continue
+        remote = _commit_or_none(root, push.remote) if push.remote else None
+        merges = [m for m in _new_merges(root, tip, remote) if m not in seen]
+        if not merges:
+            continue
+        config = config_of(FileReader(root, tip))
+        owner, upstream = (_commit_or_none(root, ref) for ref in (config.owner_ref, config.upstream_ref))
+        if owner is None or upstream is None:
+            missing = config.owner_ref if owner is None else config.upstream_ref
+            print(f"depsync guard: {missing} not found here, so sync merges in {push.local_ref} cannot be told apart; "
+                  f"nothing checked (git fetch, then push again to check)", file=sys.stderr)
+            continue
+        for merge in merges:
+            seen.add(merge)
+            parents = git.parents(root, merge)
+            if not _is_sync_merge(root, parents, owner, upstream):
+                continue
+            short = git.short(root, merge)
+            violations, dev, main = check(GuardOptions(root, merge, parents[0], parents[1]))
+            if violations:
+                _report(violations, f"sync merge {short} of {push.local_ref}", dev, main)
+                failed = True
+            else:
+                print(f"depsync guard: sync merge {short} keeps dev's triple ({dev}) with main ({main}) reconciled", file=sys.stderr)
+    if failed:
+        print("depsync guard: push refused; fix the merge (git commit --amend after the restore commands) and push again", file=sys.stderr)
+    return 1 if failed else 0

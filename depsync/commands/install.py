@@ -1,12 +1,14 @@
 """`depsync install`: register the merge drivers (.gitattributes + git config) and the pre-push guard.
 
-Idempotent; `--uninstall` removes exactly what it added.
+Idempotent; `--uninstall` removes exactly what it added. git runs the drivers and the hook
+through a shell, with the absolute path of this Python (`<python> -m depsync`), so merges
+and pushes work whether or not `depsync` is on PATH. .gitattributes is shared through the
+repository; git config and hooks are not, so every clone runs `depsync install` once.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,13 +32,21 @@ class InstallOptions:
     uninstall: bool = False
     pre_push: bool = False
     relock: bool = False
-    command: str | None = None  # how git should call depsync; default `depsync`, else this Python
+    command: str | None = None  # how git should call depsync; default this Python (`<python> -m depsync`)
 
 
 def _command(options: InstallOptions) -> str:
+    """The shell command git runs. A bare `depsync` would depend on PATH at merge time: in a
+    shell without the venv git cannot find it, and the merge silently falls back to text."""
     if options.command:
         return options.command
-    return "depsync" if shutil.which("depsync") else f"{shlex.quote(sys.executable)} -m depsync"
+    return f"{shlex.quote(sys.executable)} -m depsync"
+
+
+# %S/%X/%Y (the conflict labels) exist from git 2.44; older git passes them through unexpanded
+# and the driver then names the sides itself. git quotes %P and the labels for the shell;
+# %O/%A/%B are temp file names. `--` keeps a path from .gitattributes from reading as an option.
+_DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
 
 
 def _pattern(path: str) -> str:
@@ -83,17 +93,33 @@ def run(options: InstallOptions) -> int:
     for name, (kind, description) in DRIVERS.items():
         relock = " --relock" if options.relock and kind == "lock" else ""
         git.set_config(top, f"merge.{name}.name", description)
-        git.set_config(top, f"merge.{name}.driver", f"{command} merge-driver {kind}{relock} %O %A %B %P")
-    print(f"depsync: merge drivers installed for {', '.join(line.split()[0] for line in lines)}")
+        git.set_config(top, f"merge.{name}.driver", f"{command} merge-driver {kind}{relock} {_DRIVER_ARGS}")
+    print(f"depsync: merge drivers registered in this clone's git config (git runs `{command} merge-driver ...`)")
+    _print_attributes_advice(top, lines)
     if options.pre_push:
         hook = git.git_dir(top) / "hooks" / "pre-push"
         if hook.is_symlink():
             raise DepsyncError(f"{hook} is a symlink; depsync never writes through symlinks")
         if hook.exists() and HOOK_MARK not in hook.read_text():
-            raise DepsyncError(f"{hook} exists and was not written by depsync; add `{command} guard` to it by hand")
+            raise DepsyncError(f"{hook} exists and was not written by depsync; add `{command} guard --pre-push {shlex.quote(str(root.resolve()))}` to it by hand (it reads git's pre-push lines on stdin)")
         hook.parent.mkdir(parents=True, exist_ok=True)
         root_arg = shlex.quote(str(root.resolve()))
-        hook.write_text(f"#!/bin/sh\n{HOOK_MARK}\nexec {command} guard {root_arg}\n")
+        # stdin (git's `<local ref> <sha> <remote ref> <sha>` lines) passes straight through exec
+        hook.write_text(f"#!/bin/sh\n{HOOK_MARK}\nexec {command} guard --pre-push {root_arg}\n")
         hook.chmod(0o755)
-        print(f"depsync: pre-push hook runs `depsync guard` ({hook})")
+        print(f"depsync: pre-push hook installed ({hook}): each sync merge pushed is checked by `depsync guard`; other pushes pass")
+    print("depsync: git config and hooks are not cloned: every clone runs `depsync install` once"
+          + (" --pre-push" if options.pre_push else "") + " (without it git merges uv.lock and pyproject.toml as text)")
     return 0
+
+
+def _print_attributes_advice(top: Path, lines: list[str]) -> None:
+    """Say which .gitattributes lines route the files to the drivers, and whether they still need a commit."""
+    committed = (git.read_blob(top, "HEAD", ".gitattributes") or b"").decode(errors="replace").splitlines()
+    if all(line in committed for line in lines):
+        print("depsync: .gitattributes (committed) routes " + ", ".join(line.split()[0] for line in lines) + " to them")
+        return
+    print("depsync: .gitattributes now has these lines; commit them so every clone merges the same way:")
+    for line in lines:
+        print(f"    {line}")
+    print("  git add .gitattributes && git commit -m 'depsync merge drivers'")

@@ -2,6 +2,7 @@
 
 The runner works on a copy; the new uv.lock replaces the old one only when uv
 succeeded and the result parses. Timeout, Ctrl-C and SIGTERM leave uv.lock untouched.
+Which runner, image and uv: depsync/runners/choose.py.
 """
 
 from __future__ import annotations
@@ -12,15 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depsync import faults
-from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
-from depsync.lockdiff import diff_locks
-from depsync.model.dockerfile import Dockerfile
-from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
-from depsync.runners import LockRun, Runner
-from depsync.untrusted import uv_version_allowed
+from depsync.runners import LockRun
+from depsync.runners.choose import choose_runner, image_from_dockerfile, wanted_uv_version
 from depsync.uv import error_summary
 from depsync.workspace import FileReader, ci_dockerfile, config_of
 
@@ -42,72 +39,6 @@ class LockOptions:
     memory: str | None = None  # docker runner: the container's memory limit (e.g. "8g")
 
 
-def wanted_uv_version(pyproject: Pyproject, dockerfile: Dockerfile | None) -> str | None:
-    """The Dockerfile's pin, else an exact `required-version`."""
-    if dockerfile is not None and dockerfile.uv_pins:
-        pin = dockerfile.uv_pins[0]
-        if not uv_version_allowed(pin.version):  # it names a cache path and a download: never used as given
-            raise DepsyncError(f"{pin.how} {pin.version!r} is not a uv release number", f"{dockerfile.path}:{pin.line}")
-        return pin.version
-    required = str(pyproject.uv.get("required-version", "")).strip()
-    exact = required.removeprefix("==")
-    if exact and all(part.isdigit() for part in exact.split(".")):
-        return exact
-    return None
-
-
-def image_from_dockerfile(root: Path, dockerfile: Dockerfile | None) -> str | None:
-    """The base image the CI Dockerfile builds FROM (ARG defaults applied); Megatron-style
-    `docker/.ngc_version.dev` beside it overrides the tag source."""
-    ngc = root / "docker" / ".ngc_version.dev"
-    if ngc.is_file() and ngc.read_text().strip():
-        return ngc.read_text().strip().splitlines()[0]
-    if dockerfile is None or not dockerfile.from_images:
-        return None
-    image = dockerfile.from_images[0][0]
-    return None if "$" in image else image
-
-
-def _build(root: Path, dockerfile_path: str, options: LockOptions) -> str:
-    from depsync.runners.docker import client
-
-    engine = client()
-    tag = f"depsync-lock:{abs(hash((str(root.resolve()), dockerfile_path, options.target))) % 10**10}"
-    try:
-        engine.images.build(path=str(root), dockerfile=dockerfile_path, target=options.target, buildargs=options.build_args or None, tag=tag, rm=True)
-    except Exception as exc:  # docker.errors.BuildError / APIError
-        raise DepsyncError(f"building {dockerfile_path} failed: {str(exc)[:300]}") from None
-    return tag
-
-
-def choose_runner(options: LockOptions, config: Config, pyproject: Pyproject, dockerfile: Dockerfile | None, dockerfile_path: str | None) -> tuple[Runner, str]:
-    """The runner and a sentence saying why it was chosen."""
-    from depsync.runners.local import LocalRunner
-
-    version = wanted_uv_version(pyproject, dockerfile)
-    if options.runner == "local":
-        return LocalRunner(version), "local runner (--runner local)"
-    from depsync.runners.docker import DockerRunner, client, engine_available
-
-    if options.runner == "auto" and not engine_available():
-        return LocalRunner(version), "local runner: no Docker engine answers"
-    if options.runner == "docker":
-        client()  # fail now, with what to do, before anything starts
-    image = options.image or config.image
-    how = "--image" if options.image else "[tool.depsync] image" if config.image else ""
-    if options.build:
-        if not dockerfile_path:
-            raise DepsyncError("--build needs a Dockerfile ([tool.depsync] dockerfiles)")
-        image, how = _build(options.root, dockerfile_path, options), f"built from {dockerfile_path}"
-    if not image:
-        image, how = image_from_dockerfile(options.root, dockerfile), "the Dockerfile's FROM"
-    if not image:
-        if options.runner == "docker":
-            raise DepsyncError("no image: pass --image, set [tool.depsync] image, or use --build")
-        return LocalRunner(version), "local runner: no CI image could be derived"
-    return DockerRunner(image, version, options.cache_volume, memory=options.memory), f"docker runner, image {image} ({how})"
-
-
 def run(options: LockOptions) -> int:
     from depsync.report.lock import LockProgress, print_changes, to_markdown
 
@@ -120,13 +51,13 @@ def run(options: LockOptions) -> int:
     dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
     lock_path = confined(root, config.lock, "the lock path")
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
-    runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path)
     args = (["--upgrade"] if options.upgrade else []) + [a for p in options.upgrade_packages for a in ("--upgrade-package", p)] + (["--check"] if options.check else [])
 
-    progress = LockProgress(sys.stderr, why)
     started = time.monotonic()
-    with progress:
-        result: LockRun = runner.lock(root, args, options.timeout, progress.line)
+    with LockProgress(sys.stderr) as progress:
+        runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path, on_line=progress.line, on_phase=progress.phase, say=progress.say)
+        progress.say(f"uv lock: starting ({why})")
+        result: LockRun = runner.lock(root, args, options.timeout, progress.line, on_phase=progress.phase)
     elapsed = time.monotonic() - started
     for note in result.notes:
         print(f"depsync: {note}", file=sys.stderr)
@@ -141,18 +72,28 @@ def run(options: LockOptions) -> int:
             return 1
     if result.returncode != 0 or result.new_lock is None:
         raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {error_summary(result.output, 800)}")
+    if result.new_lock == old_bytes:  # nothing to parse, compare or write (a 1.5 MB lock parses in ~20-150 ms)
+        if options.summary:
+            write_report(options.summary, to_markdown([], result.uv_version, why))
+        print_changes([], sys.stdout, written=False)
+        return 0
+    from depsync.lockdiff import diff_locks
+    from depsync.model.lock import Lock
+
     new_lock = Lock.from_text(result.new_lock.decode(), config.lock)  # only a lock that parses replaces the old one
     empty = Lock.from_text("version = 1\n", config.lock)
     changes = diff_locks(Lock.from_text(old_bytes.decode(), config.lock) if old_bytes else empty, new_lock)
     snapshot = Snapshot(root, [config.lock])
     try:
         faults.point("lock:after-uv")
-        if result.new_lock != old_bytes:
-            write_atomic(lock_path, result.new_lock)
+        write_atomic(lock_path, result.new_lock)
         if options.summary:
             write_report(options.summary, to_markdown(changes, result.uv_version, why))
     except BaseException:
         snapshot.restore()  # all or nothing: no new lock without the summary the caller asked for
         raise
-    print_changes(changes, sys.stdout, written=result.new_lock != old_bytes)
+    print_changes(changes, sys.stdout, written=True)
     return 0
+
+
+__all__ = ["LockOptions", "choose_runner", "image_from_dockerfile", "run", "wanted_uv_version"]

@@ -1,17 +1,20 @@
 """`depsync reconcile`: the sync-pipeline step after `git merge origin/main` on a branch from dev.
 
-Order: resolve dev, main and their merge-base; plan (three-way sources, metadata);
-restore dev's triple and protected paths with the plan applied; relock; stage; check;
-report. Nothing is written before the plan is complete, and every file is put back
-byte-for-byte when a later step fails.
+Order: resolve dev, main and their merge-base; gather the evidence (which packages dev
+depends on, dev's history of the entries that differ, the rev order upstream); plan
+(three-way sources, metadata); restore dev's triple and protected paths with the plan
+applied; write the reports; relock; stage; check; write the reports again. Nothing is
+written before the plan is complete; every file is put back byte-for-byte when a later
+step fails, and the reports then say what failed.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -19,17 +22,16 @@ from depsync import faults, git, signals
 from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
-from depsync.findings import Finding, Severity
-from depsync.lockdiff import PackageChange, diff_locks
+from depsync.lockdiff import diff_locks
 from depsync.merge import policy_of, reconciled_pyproject
-from depsync.metadata_sync import MetadataUpdate
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
+from depsync.reconciliation import LockOutcome, Reconciliation
 from depsync.rules import run_rules
-from depsync.runners import Runner
 from depsync.rules.sources import required_names
-from depsync.sources import Evidence, SourceDecision, merge_sources, normalize
+from depsync.runners import Runner
+from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, ownership_from, sources_table
 from depsync.uv import error_summary
 from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
@@ -51,54 +53,87 @@ class ReconcileOptions:
     memory: str | None = None  # docker runner: the container's memory limit
 
 
-@dataclass
-class Reconciliation:
-    """Everything the reports need: refs, decisions, files, lock changes, findings."""
+# -- evidence ------------------------------------------------------------------------------------
 
-    dev_ref: str
-    main_ref: str
-    dev_commit: str
-    main_commit: str
-    base_commit: str
-    decisions: list[SourceDecision]
-    metadata: list[MetadataUpdate]
-    restored: list[str] = field(default_factory=list)
-    lock_changes: list[PackageChange] | None = None
-    lock_note: str = ""
-    findings: list[Finding] = field(default_factory=list)
-    dry_run: bool = False
-
-    @property
-    def needs_review(self) -> bool:
-        return (
-            any(d.needs_review for d in self.decisions)
-            or any(m.needs_review for m in self.metadata)
-            or any(f.severity >= Severity.ERROR for f in self.findings)
-        )
+# the cases whose row reads dev's history (ownership, dev's own removal) and the rev order
+_HISTORY_CASES = ("main-changed", "main-removed", "main-added", "conflict")
+_ORDER_CASES = ("main-changed", "conflict")
 
 
-def _evidence(root: Path, config: Config, dev_text: str, base: str, dev: str, candidates: list[SourceDecision], fetch: bool) -> Evidence:
-    from depsync.revs import rev_order
+def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: list[str]) -> tuple[dict[str, Ownership], dict[str, str]]:
+    """Ownership of each name from dev's first-parent history of pyproject, and dev's own removals.
 
-    history: dict[str, tuple[str, ...]] = {}
-    order: dict[str, str] = {}
-    for decision in candidates:
-        spelled = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", decision.name))
-        pattern = rf"^[[:space:]]*{spelled}[[:space:]]*="  # git -G takes POSIX regexes
-        # dev's own commits since the merge-base that touched this source, or dev's older history for additions
-        span = dev if decision.case == "main-added" else f"{base}..{dev}"
-        found = git.commits_touching(root, span, config.pyproject, pattern)
-        if found:
-            history[canonicalize_name(decision.name)] = tuple(f"dev commit {line}" for line in found[:5])
-        a, b = decision.dev, decision.main
-        if fetch and isinstance(a, dict) and isinstance(b, dict) and a.get("git") and a.get("git") == b.get("git") and a.get("rev") and b.get("rev"):
-            order[canonicalize_name(decision.name)] = rev_order(str(a["git"]), str(a["rev"]), str(b["rev"]))
-    names = required_names(Pyproject.from_text(dev_text, config.pyproject))
-    return Evidence(frozenset(names), history, order)
+    One `git log --raw` for dev (and one for main, when a change must be placed in main's
+    timeline); every version of the file is read through the session's one cat-file process."""
+    if not names:
+        return {}, {}
+    parsed: dict[str | None, dict[str, Any] | None] = {None: {}}
+
+    def sources_at(blob: str | None) -> dict[str, Any] | None:
+        if blob not in parsed:
+            data = git.blob_by_id(root, blob)  # type: ignore[arg-type]
+            parsed[blob] = sources_table(data.decode(errors="replace")) if data is not None else None
+        return parsed[blob]
+
+    latest = latest_changes(git.path_history(root, dev_commit, path), sources_at, names)
+    main_line: list[git.PathChange] = []
+
+    def main_value_at(commit: git.PathChange, name: str) -> Any:
+        """main's value of the entry when commit was made: the commit's own when it is on main's
+        line (dev's history before it forked), else main's newest version not after it."""
+        if not main_line:
+            main_line.extend(git.path_history(root, main_commit, path))
+        if any(change.commit == commit.commit for change in main_line):
+            found = sources_at(commit.new_blob)
+            return MISSING if found is None else found.get(name)
+        for change in main_line:
+            if change.time <= commit.time:
+                found = sources_at(change.new_blob)
+                return MISSING if found is None else found.get(name)
+        return None  # main had no such file then
+
+    ownership: dict[str, Ownership] = {}
+    removed: dict[str, str] = {}
+    for name in names:
+        hit = latest.get(name)
+        if hit is None:
+            ownership[name] = ownership_from(None)
+            continue
+        commit, new = hit
+        merge = len(commit.parents) > 1
+        main_value: Any = MISSING
+        if merge:  # a sync merge took main's value when the merged parent had it and is main's
+            merged = git.read_blob(root, commit.parents[1], path)
+            theirs = sources_table(merged.decode(errors="replace")) if merged is not None else None
+            if theirs is not None and theirs.get(name) == new and git.is_ancestor(root, commit.parents[1], main_commit):
+                main_value = new
+        if main_value is MISSING:
+            main_value = main_value_at(commit, name)
+        change = EntryChange(commit.commit, commit.subject, commit.time, merge, new, main_value)
+        ownership[name] = ownership_from(change)
+        if new is None and ownership[name].owner == "dev":
+            removed[name] = change.names()
+    return ownership, removed
+
+
+def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], needs: frozenset[str], dev_commit: str, main_commit: str, fetch: bool) -> Evidence:
+    """The evidence for the entries where dev and main differ; the others need none."""
+    from depsync.revs import orders_for
+
+    policy = policy_of(config)
+    differing = {canonicalize_name(d.name): d for d in cases if d.differs}
+    # config decides ownership for owned-by-dev and prefer: their history is not read
+    names = [key for key, d in differing.items() if d.case in _HISTORY_CASES and key not in policy.owned_by_dev and key not in policy.prefer]
+    ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, names)
+    wanted = {key: (d.dev, d.main) for key, d in differing.items() if d.case in _ORDER_CASES and d.dev is not None and d.main is not None}
+    return Evidence(needs, ownership, orders_for(wanted, fetch), removed, gathered=True)
+
+
+# -- plan ----------------------------------------------------------------------------------------
 
 
 def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, bytes | None], str]:
-    """Decide everything in memory. Returns the reconciliation, config, target file contents and dev's lock path."""
+    """Decide everything in memory. Returns the reconciliation, config, target file contents and dev's commit."""
     root = options.root
     if not git.is_repository(root):
         raise DepsyncError(f"{root} is not a git repository")
@@ -108,7 +143,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     dev_ref = options.dev or config_of(work, FileReader(root, "HEAD")).owner_ref
     dev_commit = git.resolve(root, dev_ref)
     config = config_of(FileReader(root, dev_commit), work)  # dev owns the policy
-    main_ref = options.main or (git.describe_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)
+    main_ref = options.main or (_merged_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)
     main_commit = git.resolve(root, main_ref)
     base_commit = git.merge_base(root, dev_commit, main_commit)
     readers = {side: FileReader(root, commit) for side, commit in (("base", base_commit), ("dev", dev_commit), ("main", main_commit))}
@@ -119,11 +154,12 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}  # validates
     sources = {side: project.uv.get("sources", {}) for side, project in projects.items()}
 
-    # evidence is gathered only for the names where dev and main differ
-    first = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config))
-    interesting = [d for d in first if normalize(d.dev) != normalize(d.main)]
-    evidence = _evidence(root, config, texts["dev"], base_commit, dev_commit, interesting, options.fetch_revs)
-    new_pyproject, decisions, metadata = reconciled_pyproject(texts["base"], texts["dev"], texts["main"], config, evidence)
+    # the cases first: evidence is gathered only for the names where dev and main differ
+    needs = frozenset(required_names(projects["dev"]))
+    cases = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config), Evidence(dev_requires=needs))
+    evidence = gather_evidence(root, config, cases, needs, dev_commit, main_commit, options.fetch_revs)
+    tables = [(sources[side], projects[side].uv.get("dependency-metadata", [])) for side in ("base", "dev", "main")]
+    new_pyproject, decisions, metadata = reconciled_pyproject(texts["base"], texts["dev"], texts["main"], config, evidence, tables)
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
@@ -133,14 +169,27 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         confined(root, path, "a file reconcile writes")  # refused before anything is written
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
-    result = Reconciliation(
-        dev_ref, main_ref, git.short(root, dev_commit), git.short(root, main_commit), git.short(root, base_commit), decisions, metadata, dry_run=options.dry_run
-    )
+    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging))
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock) and current != data:
             result.restored.append(path)
     return result, config, targets, dev_commit
+
+
+def _merged_ref(root: Path, merging: str) -> str:
+    """The name the merge in progress was started with (`git merge origin/main` writes it to
+    MERGE_MSG), when it still names MERGE_HEAD; else git's name for the commit."""
+    message = git.git_dir(root) / "MERGE_MSG"
+    first = message.read_text(errors="replace").split("\n", 1)[0] if message.is_file() else ""
+    named = re.match(r"^Merge (?:remote-tracking )?branch '([^']+)'", first)
+    if named:
+        try:
+            if git.resolve(root, named.group(1)) == merging:
+                return named.group(1)
+        except DepsyncError:
+            pass
+    return git.describe_ref(root, merging)
 
 
 def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple[Runner, str]:
@@ -154,6 +203,34 @@ def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple
     return choose_runner(lock_options, config, pyproject, dockerfile, path)
 
 
+def _for_reconcile(message: str) -> str:
+    """The runner's advice in reconcile's terms: reconcile has no --build."""
+    message = message.replace(
+        "build it (--build), load it (docker load), or name another with --image",
+        "load it (docker load), name another with --image, or relock on the host with --runner local",
+    )
+    return message.replace("or use --build", "or relock on the host with --runner local")
+
+
+# -- run -----------------------------------------------------------------------------------------
+
+
+def _show(markdown: str) -> None:
+    """The summary on stdout: rendered on a terminal, raw Markdown for a pipe (the PR body)."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=sys.stdout).print(Markdown(markdown))
+    else:
+        print(markdown, file=sys.stdout)
+
+
+def _top_relative(root: Path, paths: list[str]) -> list[str]:
+    repo = git.session(root)
+    return [repo.relative(p) for p in paths]
+
+
 def run(options: ReconcileOptions) -> int:
     from depsync.report.reconcile import to_json, to_markdown
 
@@ -161,6 +238,7 @@ def run(options: ReconcileOptions) -> int:
         if path:
             output_file(path, what)  # a bad one fails before anything is written
     result, config, targets, dev_commit = plan(options)
+    unmerged = git.unmerged_paths(options.root)
 
     def report() -> str:
         markdown = to_markdown(result)
@@ -171,23 +249,55 @@ def run(options: ReconcileOptions) -> int:
         return markdown
 
     if options.dry_run:
+        result.unmerged = sorted(unmerged - set(_top_relative(options.root, list(targets))))
+        _show(report())
+        return 1 if result.needs_review else 0
+
+    staging = bool(result.merging or unmerged)  # what _apply stages then
+    # the index too: staging is undone with the files when a later phase fails
+    snapshot = Snapshot(options.root, list(targets), [git.git_dir(options.root) / "index"] if staging else [])
+    reports = Snapshot(options.root, [], [p for p in (options.summary, options.plan_json) if p])
+    try:
+        _apply(options, result, config, targets, dev_commit, unmerged, report)
         markdown = report()
-    else:
-        staging = bool(git.merge_head(options.root) or git.unmerged_paths(options.root))
-        # the index too: staging is undone with the files when a later phase fails
-        snapshot = Snapshot(options.root, list(targets), [git.git_dir(options.root) / "index"] if staging else [])
+    except Exception as exc:  # a failed step: the files go back, the plan and the failure are still reported
+        snapshot.restore()
+        result.failure = " ".join(_for_reconcile(_message(exc)).split())
+        if result.lock.state == "pending":
+            result.lock = LockOutcome("failed", f"relock failed: {result.failure}")
         try:
-            _apply(options, result, config, targets, dev_commit, staging)
             markdown = report()
-        except BaseException:
-            snapshot.restore()  # every phase, every failure and every handled signal: as before
-            raise
-    print(markdown, file=sys.stdout)
+        except Exception:
+            reports.restore()  # no report at all rather than one that says the relock is still pending
+            raise exc from None
+        try:
+            _show(markdown)
+        except OSError:
+            pass  # stdout gone: the error line and the report files still say it
+        if isinstance(exc, DepsyncError):
+            written = " and ".join(str(p) for p in (options.summary, options.plan_json) if p)
+            where = f" (the plan and the failure are in {written})" if written else ""
+            raise DepsyncError(_for_reconcile(exc.message) + where, exc.where) from None
+        raise
+    except BaseException:  # an interrupt: everything as it was, reports included
+        snapshot.restore()
+        reports.restore()
+        raise
+    _show(markdown)
     return 1 if result.needs_review else 0
 
 
-def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str, staging: bool) -> None:
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+    return str(exc) if isinstance(exc, DepsyncError) else f"{type(exc).__name__}: {exc}"
+
+
+def _apply(
+    options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str, unmerged: set[str], report: Any
+) -> None:
     root = options.root
+    runner, how = (None, "") if options.no_lock else _runner(options, config, dev_commit)  # a runner that cannot be had fails before any write
     faults.point("reconcile:before-write")
     for path, data in targets.items():
         file = confined(root, path)
@@ -196,10 +306,11 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
         elif not file.is_file() or file.read_bytes() != data:
             write_atomic(file, data)
     faults.point("reconcile:after-write")
-    if options.no_lock:
-        result.lock_note = "not relocked (--no-lock): uv.lock is dev's"
+    if runner is None:
+        result.lock = LockOutcome("not-relocked", "not relocked (--no-lock): uv.lock is dev's")
     else:
-        runner, how = _runner(options, config, dev_commit)
+        result.lock = LockOutcome("pending", f"relocking with {how}")
+        report()  # the plan, before relocking: a relock that never returns still leaves it
         locked = runner.lock(root, [], options.timeout)
         if locked.returncode != 0:
             raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
@@ -209,14 +320,14 @@ def _apply(options: ReconcileOptions, result: Reconciliation, config: Config, ta
         faults.point("reconcile:after-uv")
         write_atomic(confined(root, config.lock), locked.new_lock)
         dev_lock = targets.get(config.lock)
-        if dev_lock is not None:
-            result.lock_changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock)
-        result.lock_note = f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes)
-    if staging:
+        changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock) if dev_lock is not None else None
+        result.lock = LockOutcome("relocked", f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes), changes)
+    if result.merging or unmerged:
         top = git.toplevel(root)
-        relative = [str((root / p).resolve().relative_to(top.resolve())) for p in targets]
         with signals.deferred():  # a killed `git add` would leave index.lock behind
-            git.stage(top, relative)
+            git.stage(top, _top_relative(root, list(targets)))
     faults.point("reconcile:after-stage")
     inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref))
     result.findings = run_rules(inputs)
+    result.checked = True
+    result.unmerged = sorted(unmerged - set(_top_relative(root, list(targets))))

@@ -1,152 +1,379 @@
 """Just enough POSIX shell to find `uv` commands in RUN instructions, with line numbers.
 
 Splits a script into simple commands (on newlines, `;`, `&&`, `||`, `|`, `&`, parens),
-each a list of words that remember the line they start on and whether they were
-quoted; `expand` substitutes variables within the caps of depsync/limits.py (the
-input is untrusted: doubling ARGs reach megabytes in a few lines). Nothing here ever
-runs a shell.
+each a list of words that remember the line they start on, whether they were quoted
+and which of their parts are literal (single quotes, backslash escapes: never
+expanded). Redirections are taken out of the words; a here-document (`<<EOF`) or a
+here-string (`<<<`) on standard input is kept with its command, because `bash <<EOF`
+runs it. `expand_bounded`/`expand_word` substitute variables within the caps of
+depsync/limits.py (the input is untrusted: doubling ARGs reach megabytes in a few
+lines). Nothing here ever runs a shell.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 
 from depsync import limits
 
-_OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "{", "}")
-_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "time", "exec", "sudo", "env", "command"}
+_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")", "{", "}")
+_PLAIN = re.compile(r"[^\s\\'\"$`#<>&|;(){}]+")  # characters with no meaning to the splitter
+# words that open or close a compound command: the simple command starts after them
+_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "fi", "done", "esac"}
+_REDIRECTS = ("&>>", "&>", "<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">&", ">|", ">")
 
 
-@dataclass(frozen=True)
 class Word:
-    text: str  # quotes removed, variable references kept as written
-    line: int
-    quoted: bool  # some part was quoted: no word splitting after expansion
+    """One shell word. A plain class, not a dataclass: thousands are made per file, and a
+    dataclass costs its module ~1 ms to define at import (the check's start-up budget)."""
 
+    __slots__ = ("text", "line", "quoted", "parts")
 
-def split_commands(script: str, first_line: int = 1) -> list[list[Word]]:
-    """Simple commands of a script; continuation lines and comments handled."""
-    commands: list[list[Word]] = []
-    current: list[Word] = []
-    word: list[str] = []
-    word_line = first_line
-    quoted = False
-    in_word = False
-    line = first_line
-    i, n = 0, len(script)
+    def __init__(self, text: str, line: int, quoted: bool, parts: tuple[tuple[str, bool], ...] = ()) -> None:
+        self.text = text  # quotes removed, variable references kept as written
+        self.line = line
+        self.quoted = quoted  # some part was quoted: no word splitting after expansion
+        # (text, expandable) pieces of text; () is one expandable piece. Single-quoted and
+        # backslash-escaped text is literal: `'$X'` is the three characters, not a reference.
+        self.parts = parts
 
-    def end_word() -> None:
-        nonlocal word, in_word, quoted
-        if in_word:
-            current.append(Word("".join(word), word_line, quoted))
-        word, in_word, quoted = [], False, False
+    def __repr__(self) -> str:
+        return f"Word({self.text!r}, {self.line}, {self.quoted})"
 
-    def end_command() -> None:
-        nonlocal current
-        end_word()
-        if current:
-            commands.append(current)
-        current = []
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Word) and (self.text, self.line, self.quoted, self.segments()) == (other.text, other.line, other.quoted, other.segments())
 
-    while i < n:
-        ch = script[i]
-        if ch == "\\" and i + 1 < n:
-            if script[i + 1] == "\n":  # line continuation
-                i += 2
-                line += 1
+    def __hash__(self) -> int:
+        return hash((self.text, self.line, self.quoted))
+
+    def segments(self) -> tuple[tuple[str, bool], ...]:
+        return self.parts or ((self.text, True),)
+
+    def after(self, count: int) -> Word:
+        """The word without its first count characters (the value of `NAME=value`)."""
+        parts: list[tuple[str, bool]] = []
+        for text, expandable in self.segments():
+            if count >= len(text):
+                count -= len(text)
                 continue
-            if not in_word:
-                in_word, word_line = True, line
-            word.append(script[i + 1])
-            quoted = True
-            i += 2
-            continue
-        if ch in "'\"":
-            if not in_word:
-                in_word, word_line = True, line
-            quoted = True
-            end = i + 1
-            while end < n and script[end] != ch:
-                if ch == '"' and script[end] == "\\" and end + 1 < n:
-                    end += 1
-                end += 1
-            body = script[i + 1 : end]
-            line += body.count("\n")
-            word.append(body)
-            i = end + 1
-            continue
-        if ch == "#" and not in_word:
-            while i < n and script[i] != "\n":
+            parts.append((text[count:], expandable))
+            count = 0
+        return Word("".join(t for t, _ in parts), self.line, self.quoted, tuple(parts))
+
+
+class Command(list[Word]):
+    """A simple command's words; `stdin` is the here-document or here-string it reads, with its first line."""
+
+    stdin: tuple[str, int] | None = None
+
+
+def split_commands(script: str, first_line: int = 1, heredoc_bodies: list[tuple[str, int]] | None = None) -> list[Command]:
+    """Simple commands of a script; continuation lines, comments, quotes and here-documents handled.
+
+    heredoc_bodies: here-document bodies already cut out of the text (BuildKit does that for
+    a RUN line), handed to the `<<` redirections in order; None reads them from the script.
+    """
+    return _Splitter(script, first_line, heredoc_bodies).run()
+
+
+class _Splitter:
+    def __init__(self, script: str, first_line: int, bodies: list[tuple[str, int]] | None) -> None:
+        self.s, self.n = script, len(script)
+        self.line = first_line
+        self.bodies: Iterator[tuple[str, int]] | None = iter(bodies) if bodies is not None else None
+        self.commands: list[Command] = []
+        self.current = Command()
+        self.parts: list[tuple[str, bool]] = []
+        self.in_word = False
+        self.word_line = first_line
+        self.quoted = False
+        self.redirect: str | None = None  # operator whose target word comes next
+        self.redirect_fd = 0
+        self.pending: list[tuple[str, bool, Command, int]] = []  # here-documents whose body follows the line
+
+    # -- words -------------------------------------------------------------------------------------
+
+    def add(self, text: str, expandable: bool) -> None:
+        if not self.in_word:
+            self.in_word, self.word_line = True, self.line
+        if self.parts and self.parts[-1][1] == expandable:
+            self.parts[-1] = (self.parts[-1][0] + text, expandable)
+        else:
+            self.parts.append((text, expandable))
+
+    def end_word(self) -> None:
+        if self.in_word:
+            parts = tuple(self.parts)
+            word = Word("".join(t for t, _ in parts), self.word_line, self.quoted, parts if len(parts) != 1 or not parts[0][1] else ())
+            if self.redirect is not None:
+                self.redirected(word)
+            else:
+                self.current.append(word)
+        self.parts, self.in_word, self.quoted = [], False, False
+
+    def redirected(self, target: Word) -> None:
+        op, fd = self.redirect, self.redirect_fd
+        self.redirect = None
+        if op in ("<<", "<<-"):
+            if self.bodies is not None:
+                body = next(self.bodies, None)
+                if body is not None and fd == 0:
+                    self.current.stdin = body
+            else:
+                self.pending.append((target.text, op == "<<-", self.current, fd))
+        elif op == "<<<" and fd == 0:
+            self.current.stdin = (target.text, target.line)
+
+    def end_command(self) -> None:
+        self.end_word()
+        self.redirect = None
+        if self.current or self.current.stdin is not None:
+            self.commands.append(self.current)
+        self.current = Command()
+
+    # -- the scan ----------------------------------------------------------------------------------
+
+    def run(self) -> list[Command]:
+        s, n = self.s, self.n
+        i = 0
+        while i < n:
+            ch = s[i]
+            if ch == "\\":
+                if i + 1 >= n:  # a trailing escape at the very end: nothing follows
+                    i += 1
+                    continue
+                if s[i + 1] == "\n":  # line continuation
+                    i += 2
+                    self.line += 1
+                    continue
+                self.add(s[i + 1], False)
+                self.quoted = True
+                i += 2
+                continue
+            if ch == "'":
+                end = s.find("'", i + 1)
+                end = n if end < 0 else end
+                self.add(s[i + 1 : end], False)
+                self.quoted = True
+                self.line += s.count("\n", i, end)
+                i = end + 1
+                continue
+            if ch == '"':
+                i = self.double_quoted(i + 1)
+                continue
+            if ch == "$" and i + 1 < n and s[i + 1] == "'":  # bash $'...': literal here
+                end = s.find("'", i + 2)
+                end = n if end < 0 else end
+                self.add(s[i + 2 : end], False)
+                self.quoted = True
+                self.line += s.count("\n", i, end)
+                i = end + 1
+                continue
+            if (ch == "$" and i + 1 < n and s[i + 1] in "({") or ch == "`":
+                end = construct_end(s, i)
+                self.add(s[i:end], True)
+                self.line += s.count("\n", i, end)
+                i = end
+                continue
+            if ch == "#" and not self.in_word:
+                while i < n and s[i] != "\n":
+                    i += 1
+                continue
+            if ch == "\n":
+                self.end_command()
+                self.line += 1
+                i = self.heredoc_bodies(i + 1)
+                continue
+            if ch in " \t\r":
+                self.end_word()
                 i += 1
-            continue
-        if ch == "\n":
-            end_command()
-            line += 1
+                continue
+            if ch in "<>&":
+                redirect = next((r for r in _REDIRECTS if s.startswith(r, i)), None)
+                if redirect is not None:
+                    fd = 0 if redirect.startswith("<") else 1
+                    if self.in_word and not self.quoted and "".join(t for t, _ in self.parts).isdigit():
+                        fd = int("".join(t for t, _ in self.parts)[:4])  # `2>&1`: the digits name a descriptor
+                        self.parts, self.in_word = [], False
+                    else:
+                        self.end_word()
+                    self.redirect, self.redirect_fd = redirect, fd
+                    i += len(redirect)
+                    continue
+            operator = next((op for op in _OPERATORS if s.startswith(op, i)), None) if ch in "&|;(){}" else None
+            if operator and not (operator in "{}" and self.in_word):
+                self.end_command()
+                i += len(operator)
+                continue
+            plain = _PLAIN.match(s, i)  # a run of ordinary characters at once: per-character work is the cost here
+            end = plain.end() if plain and plain.end() > i else i + 1
+            self.add(s[i:end], True)
+            i = end
+        self.end_command()
+        return [c for c in (_strip_keywords(c) for c in self.commands) if c or c.stdin is not None]
+
+    def double_quoted(self, i: int) -> int:
+        """Scan a "..." body from i (after the quote); return the index after the closing quote."""
+        s, n = self.s, self.n
+        self.quoted = True
+        if not self.in_word:
+            self.in_word, self.word_line = True, self.line
+        while i < n and s[i] != '"':
+            ch = s[i]
+            if ch == "\\" and i + 1 < n:
+                nxt = s[i + 1]
+                if nxt == "\n":  # removed by the shell; kept here so a `sh -c "..."` script keeps its line numbers
+                    self.add("\\\n", True)
+                    self.line += 1
+                elif nxt in '"\\$`':
+                    self.add(nxt, False)
+                else:
+                    self.add(ch + nxt, True)
+                i += 2
+                continue
+            if (ch == "$" and i + 1 < n and s[i + 1] in "({") or ch == "`":
+                end = construct_end(s, i)
+                self.add(s[i:end], True)
+                self.line += s.count("\n", i, end)
+                i = end
+                continue
+            if ch == "\n":
+                self.line += 1
+            self.add(ch, True)
             i += 1
-            continue
-        if ch in " \t":
-            end_word()
-            i += 1
-            continue
-        if ch == "$" and script.startswith("$(", i) or ch == "$" and script.startswith("${", i):
-            # keep ${...} and $(...) inside the word as written
-            close = "}" if script[i + 1] == "{" else ")"
-            end = script.find(close, i + 2)
-            end = n - 1 if end < 0 else end
-            if not in_word:
-                in_word, word_line = True, line
-            word.append(script[i : end + 1])
-            i = end + 1
-            continue
-        operator = next((op for op in _OPERATORS if script.startswith(op, i)), None)
-        if operator and not (operator in "{}" and in_word):
-            end_command()
-            i += len(operator)
-            continue
-        if not in_word:
-            in_word, word_line = True, line
-        word.append(ch)
-        i += 1
-    end_command()
-    return [_strip_keywords(c) for c in commands if _strip_keywords(c)]
+        if not self.parts:
+            self.add("", False)  # `""` is a word: an empty argument
+        return i + 1
+
+    def heredoc_bodies(self, i: int) -> int:
+        """Read the bodies of the here-documents opened on the line that just ended."""
+        s, n = self.s, self.n
+        for delimiter, strip_tabs, command, fd in self.pending:
+            start, body_line, lines = i, self.line, []
+            while i < n:
+                end = s.find("\n", i)
+                end = n if end < 0 else end
+                text = s[i:end]
+                i = min(end + 1, n)
+                self.line += 1
+                if (text.lstrip("\t") if strip_tabs else text) == delimiter:
+                    break
+                lines.append(text)
+            del start
+            if fd == 0:
+                command.stdin = ("\n".join(lines) + ("\n" if lines else ""), body_line)
+        self.pending = []
+        return i
 
 
-def _strip_keywords(command: list[Word]) -> list[Word]:
-    """Drop leading shell keywords and wrappers (`then`, `time`, `sudo`, ...)."""
+def construct_end(s: str, i: int) -> int:
+    """s[i] opens `$(...)`, `$((...))`, `${...}` or a backquote: the index just after its end
+    (len(s) when unterminated). One pass, nested constructs and quotes inside skipped."""
+    n = len(s)
+    if s[i] == "`":
+        j = i + 1
+        while j < n:
+            if s[j] == "\\":
+                j += 2
+                continue
+            if s[j] == "`":
+                return j + 1
+            j += 1
+        return n
+    stack = [")" if s[i + 1] == "(" else "}"]
+    j = i + 2
+    while j < n and stack:
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "'" and stack[-1] == ")":
+            end = s.find("'", j + 1)
+            j = n if end < 0 else end + 1
+            continue
+        if c == '"':
+            j += 1
+            while j < n and s[j] != '"':
+                j += 2 if s[j] == "\\" else 1
+            j += 1
+            continue
+        if c == "`":
+            j += 1
+            while j < n and s[j] != "`":
+                j += 2 if s[j] == "\\" else 1
+            j += 1
+            continue
+        if c == "$" and j + 1 < n and s[j + 1] in "({":
+            stack.append(")" if s[j + 1] == "(" else "}")
+            j += 2
+            continue
+        if c == "(" and stack[-1] == ")":
+            stack.append(")")
+        elif c == stack[-1]:
+            stack.pop()
+        j += 1
+    return min(j, n)
+
+
+def _strip_keywords(command: Command) -> Command:
+    """Drop leading shell keywords (`then`, `do`, `!`, ...): the simple command follows them."""
     start = 0
     while start < len(command) and command[start].text in _KEYWORDS and not command[start].quoted:
         start += 1
-    return command[start:]
+    if start == 0:
+        return command
+    out = Command(command[start:])
+    out.stdin = command.stdin
+    return out
 
 
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
 
 def assignment(word: Word) -> tuple[str, str] | None:
+    """`NAME=value` as (NAME, value as written); None for any other word."""
     match = _ASSIGNMENT.match(word.text)
-    return (match.group(1), match.group(2)) if match else None
+    if not match:
+        return None
+    first = word.segments()[0]
+    if not first[1] or len(first[0]) <= len(match.group(1)):
+        return None  # `'A=1'`, `"A"=1`: a quoted name makes a command word, not an assignment
+    return (match.group(1), match.group(2))
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL = re.compile(r"[0-9@*#?$!-]")  # `$1`, `$@`, `$?`, ...: shell parameters with no value in a build
+_SHELL_DOLLAR = re.compile(r"[$`]")
 # `${NAME<op>word}` operators the expander understands, longest first
 _OPS = (":-", ":=", ":+", ":?", "-", "=", "+", "?")
 
 
-@dataclass
 class ExpansionBudget:
     """What all expansions of one file may spend together (limits.py says why these caps)."""
 
-    steps: int = field(default_factory=lambda: limits.MAX_EXPANSION_STEPS)
-    bytes: int = field(default_factory=lambda: limits.MAX_EXPANSION_TOTAL_BYTES)
+    __slots__ = ("steps", "bytes")
+
+    def __init__(self, steps: int | None = None, bytes: int | None = None) -> None:  # noqa: A002 - the cap's name
+        self.steps = limits.MAX_EXPANSION_STEPS if steps is None else steps
+        self.bytes = limits.MAX_EXPANSION_TOTAL_BYTES if bytes is None else bytes
 
 
-@dataclass(frozen=True)
 class Expansion:
-    text: str
-    unresolved: tuple[str, ...] = ()
-    capped: bool = False  # a cap was hit: text is the input as written, `unresolved` names where
+    __slots__ = ("text", "unresolved", "capped")
+
+    def __init__(self, text: str, unresolved: tuple[str, ...] = (), capped: bool = False) -> None:
+        self.text = text
+        self.unresolved = unresolved
+        self.capped = capped  # a cap was hit: text is the input as written, `unresolved` names where
+
+    def __repr__(self) -> str:
+        return f"Expansion({self.text!r}, {self.unresolved!r}, capped={self.capped})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expansion) and (self.text, self.unresolved, self.capped) == (other.text, other.unresolved, other.capped)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class _Capped(Exception):
@@ -160,7 +387,8 @@ def expand_bounded(text: str, variables: Mapping[str, str | None], budget: Expan
     gives x) and as unresolved when used plainly. A variable mapped to None is known to
     exist but to have no single value (assigned differently on different paths): it is
     unresolved, never guessed, and the reference stays as written. Other `${...}` forms
-    (`${A%x}`, `${#A}`) stay as written.
+    (`${A%x}`, `${#A}`) stay as written (this is the ARG/ENV expansion of a Dockerfile;
+    expand_word is the shell's).
 
     Bounded: the substituted bytes of this one value stay under MAX_EXPANSION_BYTES,
     nesting under MAX_EXPANSION_DEPTH, and every substitution is charged to `budget`
@@ -168,11 +396,31 @@ def expand_bounded(text: str, variables: Mapping[str, str | None], budget: Expan
     the variable that broke the cap among `unresolved`: the caller reports it, as any
     value it cannot resolve.
     """
-    expander = _Expander(variables, budget if budget is not None else ExpansionBudget())
+    return _expand(((text, True),), text, variables, budget, shell=False)
+
+
+def expand_word(word: Word, variables: Mapping[str, str | None], budget: ExpansionBudget | None = None) -> Expansion:
+    """A shell word expanded as the shell would, within the same caps as expand_bounded.
+
+    Literal parts (single quotes, escapes) are kept as they are. What a build cannot know
+    is unresolved, never guessed: a command substitution (`$(cat f)`, backquotes,
+    `$((...))`), a positional or special parameter (`$1`, `$@`), and the `${...}` forms the
+    expander does not evaluate (`${A%x}`, `${#A}`); each is named as written (`$(cat f)`)
+    or by its variable.
+    """
+    return _expand(word.segments(), word.text, variables, budget, shell=True)
+
+
+def _expand(
+    segments: tuple[tuple[str, bool], ...], written: str, variables: Mapping[str, str | None], budget: ExpansionBudget | None, *, shell: bool
+) -> Expansion:
+    if "$" not in written and "`" not in written and "\\\n" not in written:
+        return Expansion(written)  # nothing to expand: most words
+    expander = _Expander(variables, budget if budget is not None else ExpansionBudget(), shell)
     try:
-        out = expander.word(text, 0)
+        out = "".join(expander.word(text.replace("\\\n", "") if shell else text, 0) if expandable else text for text, expandable in segments)
     except _Capped:
-        return Expansion(text, tuple(expander.unresolved), capped=True)
+        return Expansion(written, tuple(expander.unresolved), capped=True)
     return Expansion(out, tuple(expander.unresolved))
 
 
@@ -185,8 +433,8 @@ def expand(text: str, variables: Mapping[str, str | None], budget: ExpansionBudg
 class _Expander:
     """One bounded expansion; `unresolved` collects names in the order met."""
 
-    def __init__(self, variables: Mapping[str, str | None], budget: ExpansionBudget) -> None:
-        self.variables, self.budget = variables, budget
+    def __init__(self, variables: Mapping[str, str | None], budget: ExpansionBudget, shell: bool) -> None:
+        self.variables, self.budget, self.shell = variables, budget, shell
         self.unresolved: list[str] = []
         self.substituted = 0  # bytes put in by substitutions, for MAX_EXPANSION_BYTES
 
@@ -194,11 +442,22 @@ class _Expander:
         out: list[str] = []
         i, n = 0, len(text)
         while i < n:
-            dollar = text.find("$", i)
+            if self.shell:
+                found = _SHELL_DOLLAR.search(text, i)
+                dollar = found.start() if found else -1
+            else:
+                dollar = text.find("$", i)
             if dollar < 0:
                 out.append(text[i:])
                 break
             out.append(text[i:dollar])
+            if self.shell and (text[dollar] == "`" or text.startswith("$(", dollar)):
+                end = construct_end(text, dollar)
+                self.charge(text[dollar:end], 0)
+                self.unresolved.append(text[dollar:end])  # a command substitution: its output is not known here
+                out.append(text[dollar:end])
+                i = end
+                continue
             if text.startswith("${", dollar):
                 close = _closing_brace(text, dollar + 2)
                 if close == _TOO_DEEP:
@@ -212,7 +471,13 @@ class _Expander:
                 i = close + 1
                 continue
             name = _NAME.match(text, dollar + 1)
-            if name is None:  # `$1`, `$$`, a lone `$`: left as written
+            if name is None:  # `$1`, `$$`, a lone `$`
+                special = _SPECIAL.match(text, dollar + 1) if self.shell else None
+                if special:
+                    self.unresolved.append(text[dollar : special.end()])
+                    out.append(text[dollar : special.end()])
+                    i = special.end()
+                    continue
                 out.append("$")
                 i = dollar + 1
                 continue
@@ -223,13 +488,17 @@ class _Expander:
     def braced(self, body: str, written: str, depth: int) -> str:
         name_match = _NAME.match(body)
         if name_match is None:
+            if self.shell:
+                self.unresolved.append(written)  # `${#A}`, `${1}`: not evaluated here
             return written
         name, rest = name_match.group(0), body[name_match.end() :]
         if not rest:
             return self.lookup(name, written)
         op = next((o for o in _OPS if rest.startswith(o)), None)
         if op is None:
-            return written  # ${A%x}, ${A:1:2}, ...: not expanded, as before
+            if self.shell:
+                self.unresolved.append(name)  # ${A%x}, ${A:1:2}, ...: not evaluated, so not a value
+            return written
         self.charge(name, 0)
         if depth + 1 > limits.MAX_EXPANSION_DEPTH:
             self.unresolved.append(name)

@@ -1,8 +1,11 @@
-"""Render check findings. JSON schema "depsync.check/1" is documented in README.md."""
+"""Render check findings. JSON schema "depsync.check/1" is documented in README.md.
+
+Off a terminal the human format is plain text written without rich (importing rich costs
+more than a cached check): the same lines rich prints there, without colour.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import groupby
 from typing import TextIO
@@ -19,6 +22,8 @@ def counts(findings: Sequence[Finding]) -> dict[str, int]:
 
 
 def to_json(findings: Sequence[Finding], *, project: str) -> str:
+    import json
+
     document = {
         "schema": SCHEMA,
         "depsync": __version__,
@@ -60,14 +65,41 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
     return "\n".join(lines)
 
 
+def _by_file(findings: Sequence[Finding]) -> list[tuple[str, list[Finding]]]:
+    ordered = sorted(findings, key=lambda f: (f.file, f.line, f.rule))
+    return [(file, list(items)) for file, items in groupby(ordered, key=lambda f: f.file)]
+
+
+def _summary_line(findings: Sequence[Finding]) -> str:
+    summary = counts(findings)
+    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s)"
+
+
+def to_plain(findings: Sequence[Finding], *, project: str) -> str:
+    """The human format without colour: what rich prints when stdout is not a terminal."""
+    lines = []
+    for file, items in _by_file(findings):
+        lines.append(file)
+        for f in items:
+            where = f"{file}:{f.line}" if f.line else file
+            lines.append(f"  {where} {f.severity} {f.rule} {redact(f.message)}")
+            lines.append(f"      fix: {redact(f.fix)}")
+    lines.append(_summary_line(findings) if findings else f"depsync check: {project} is consistent")
+    return "\n".join(lines) + "\n"
+
+
 def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None) -> None:
-    """Findings grouped by file, sorted by line; a summary line last."""
+    """Findings grouped by file, sorted by line; a summary line last. Colour (rich) only on a terminal."""
+    terminal = color if color is not None else bool(getattr(stream, "isatty", lambda: False)())
+    if not terminal:
+        stream.write(to_plain(findings, project=project))
+        return
     from rich.console import Console
     from rich.markup import escape
 
     console = Console(file=stream, force_terminal=color, highlight=False, soft_wrap=True)
     style = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-    for file, items in groupby(sorted(findings, key=lambda f: (f.file, f.line, f.rule)), key=lambda f: f.file):
+    for file, items in _by_file(findings):
         console.print(f"[bold]{escape(file)}[/bold]")
         for f in items:
             where = f"{file}:{f.line}" if f.line else file
@@ -75,8 +107,7 @@ def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, co
                 f"  [dim]{escape(where)}[/dim] [{style[f.severity]}]{f.severity}[/] [magenta]{f.rule}[/magenta] {escape(redact(f.message))}"
             )
             console.print(f"      [green]fix:[/green] {escape(redact(f.fix))}")
-    summary = counts(findings)
     if not findings:
         console.print(f"[green]depsync check: {escape(project)} is consistent[/green]")
     else:
-        console.print(f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s)")
+        console.print(_summary_line(findings))

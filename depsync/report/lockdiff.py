@@ -6,9 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from depsync.lockdiff import PackageChange, summarize
+from depsync.lockdiff import PackageChange, label, summarize
 
-SCHEMA = "depsync.diff/1"
+# /2: each side is {"version", "source", "url"/"path", "commit"}, not one "1.2.0 (registry)" string
+SCHEMA = "depsync.diff/2"
 COLLAPSE_OVER = 15  # more changes than this go into <details> in Markdown
 
 
@@ -17,12 +18,25 @@ def _ordered(changes: Sequence[PackageChange]) -> list[PackageChange]:
     return sorted(changes, key=lambda c: (not c.direct, c.name))
 
 
+def _sides(change: PackageChange, registry: bool) -> tuple[str, str]:
+    """Before and after as shown. registry=False leaves the usual case, the registry,
+    unlabelled; a move from one index to another always names both indexes."""
+    if change.old_source == change.new_source == "registry" and change.old_url != change.new_url:
+        return f"{change.old_version} (registry {change.old_url})", f"{change.new_version} (registry {change.new_url})"
+    old = label(change.old_version, change.old_source, change.old_url, change.old_commit, registry=registry)
+    return old, label(change.new_version, change.new_source, change.new_url, change.new_commit, registry=registry)
+
+
+def _name(change: PackageChange) -> str:
+    return change.name + (" (forked)" if change.forked else "")
+
+
 def counts_line(changes: Sequence[PackageChange]) -> str:
     counts = summarize(changes)
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no package changed"
 
 
-def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "uv.lock changes") -> None:
+def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "uv.lock changes", *, registry: bool = True) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -35,19 +49,21 @@ def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "
     for column in ("package", "change", "before", "after", "direct"):
         table.add_column(column)
     for change in _ordered(changes):
-        table.add_row(change.name, change.kind, change.old, change.new, "yes" if change.direct else "")
+        table.add_row(_name(change), change.kind, *_sides(change, registry), "yes" if change.direct else "")
     console.print(table)
     console.print(counts_line(changes))
 
 
-def to_markdown(changes: Sequence[PackageChange], heading: str = "") -> str:
+def to_markdown(changes: Sequence[PackageChange], heading: str = "", *, registry: bool = True) -> str:
     lines = [heading, ""] if heading else []
     lines.append(counts_line(changes) + ".")
     if not changes:
         return "\n".join(lines) + "\n"
     direct = [c for c in changes if c.direct]
     rows = ["| package | change | before | after | direct |", "|---|---|---|---|---|"]
-    rows += [f"| `{c.name}` | {c.kind} | {c.old} | {c.new} | {'yes' if c.direct else ''} |" for c in _ordered(changes)]
+    for c in _ordered(changes):
+        old, new = _sides(c, registry)
+        rows.append(f"| `{c.name}`{' (forked)' if c.forked else ''} | {c.kind} | {old} | {new} | {'yes' if c.direct else ''} |")
     if len(changes) > COLLAPSE_OVER:
         if direct:
             kinds: dict[str, list[str]] = {}
@@ -62,13 +78,36 @@ def to_markdown(changes: Sequence[PackageChange], heading: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _side(version: str | None, source: str, url: str, commit: str) -> dict[str, str | None] | None:
+    if not source:
+        return None
+    side: dict[str, str | None] = {"version": version, "source": source}
+    if url:
+        side["path" if source in ("path", "directory", "editable", "virtual") else "url"] = url
+    if commit:
+        side["commit"] = commit
+    return side
+
+
 def to_json(changes: Sequence[PackageChange], old: str, new: str) -> str:
+    """Schema depsync.diff/2: a change is {name, kind, direct, forked, old, new}, each side
+    null or {version, source, url or path, commit (git)}."""
     return json.dumps(
         {
             "schema": SCHEMA,
             "old": old,
             "new": new,
-            "changes": [vars(c) for c in changes],
+            "changes": [
+                {
+                    "name": c.name,
+                    "kind": c.kind,
+                    "direct": c.direct,
+                    "forked": c.forked,
+                    "old": _side(c.old_version, c.old_source, c.old_url, c.old_commit),
+                    "new": _side(c.new_version, c.new_source, c.new_url, c.new_commit),
+                }
+                for c in changes
+            ],
             "summary": summarize(changes),
         },
         indent=2,

@@ -1,18 +1,28 @@
-"""Render a reconciliation: Markdown for the PR body, JSON ("depsync.reconcile/1") for bots."""
+"""Render a reconciliation: Markdown for the PR body, JSON ("depsync.reconcile/1") for bots.
+
+The summary is for a reviewer: rows only for the entries dev and main disagree on (with
+links to the commits and the comparison on GitHub), the evidence of every flagged entry,
+the lock changes, and what is left to do. It stays under GitHub's body limit by folding
+and shortening its least important sections first.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Mapping
+from typing import Any
 
-from depsync.report.lockdiff import to_markdown as lockdiff_markdown
+from depsync.reconciliation import Reconciliation
 from depsync.redact import redact
-from depsync.sources import describe
-
-if TYPE_CHECKING:
-    from depsync.commands.reconcile import Reconciliation
+from depsync.report.lockdiff import counts_line
+from depsync.report.lockdiff import to_markdown as lockdiff_markdown
+from depsync.sources import SourceDecision, describe, pin_of
 
 SCHEMA = "depsync.reconcile/1"
+BODY_LIMIT = 65536  # GitHub's limit for a PR body, in characters
+_TARGET = BODY_LIMIT - 1536  # room for what a workflow appends
+_TABLE_FOLD = 30  # more differing entries than this: the table goes into <details>
 _CASES = {
     "unchanged": "unchanged",
     "same-change": "same change on both sides",
@@ -25,80 +35,286 @@ _CASES = {
     "conflict": "**conflict**",
     "unknown-shape": "**unknown shape**",
 }
+_GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
 def _cell(text: str) -> str:
-    return redact(text).replace("|", "\\|").replace("\n", " ")
+    # no redact() per cell: every sink (stdout, write_report, to_json) masks the whole text once
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(result: Reconciliation) -> str:
-    lines = [
-        f"## depsync reconcile: `{result.main_ref}` into `{result.dev_ref}`" + (" (dry run)" if result.dry_run else ""),
-        "",
-        f"dev `{result.dev_ref}` at {result.dev_commit}, main `{result.main_ref}` at {result.main_commit}, merge-base {result.base_commit}.",
-        "",
-        "### Sources (`[tool.uv.sources]`, three-way)",
-        "",
-        "| package | base | dev | main | case | result | reason |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for d in result.decisions:
-        reason = d.reason + ("".join(f"<br>{e}" for e in d.evidence) if d.evidence else "")
-        lines.append(
-            f"| `{d.name}` | {_cell(describe(d.base))} | {_cell(describe(d.dev))} | {_cell(describe(d.main))} | {_CASES.get(d.case, d.case)} "
-            f"| {_cell(describe(d.result))} ({d.taken_from}) | {_cell(reason)} |"
-        )
-    review = [d for d in result.decisions if d.needs_review] + [m for m in result.metadata if m.needs_review]
-    if review:
-        lines += ["", "### Needs review", ""]
-        for item in review:
-            lines.append(f"- `{item.name}`: {_cell(item.reason)}")
-    if result.metadata:
-        lines += ["", "### Dependency metadata", ""]
-        for m in result.metadata:
-            changes = ", ".join(f"{f}: `{old}` -> `{new}`" for f, old, new in m.changes) or "no change made"
-            lines.append(f"- `{m.name}` ({m.action}): {changes}; {m.reason}")
-    lines += ["", "### Files restored to dev's version", ""]
-    lines += [f"- `{p}`" for p in result.restored] or ["- none needed"]
-    lines += ["", "### Lock", "", f"- {result.lock_note or 'not relocked (dry run)'}"]
-    if result.lock_changes is not None:
-        lines += ["", lockdiff_markdown(result.lock_changes).rstrip()]
-    if not result.dry_run:
-        lines += ["", "### depsync check", ""]
-        lines += [f"- {f.severity} `{f.rule}` {f.file}:{f.line}: {_cell(f.message)}" for f in result.findings] or ["- clean"]
-    lines += ["", f"**{'Needs review' if result.needs_review else 'Ready'}.**", ""]
-    return "\n".join(lines)
+def github_repo(url: str) -> str | None:
+    """`https://github.com/o/r` for a GitHub-hosted git URL (https, ssh or scp-like), else None."""
+    found = _GITHUB.match(url.strip())
+    return f"https://github.com/{found.group(1)}/{found.group(2)}" if found else None
+
+
+def _tables(value: Any) -> list[Mapping[str, Any]]:
+    tables = value if isinstance(value, list) else [value]
+    return [t for t in tables if isinstance(t, Mapping)]
+
+
+def commit_link(table: Mapping[str, Any]) -> str | None:
+    repo = github_repo(str(table.get("git", "")))
+    pin = pin_of(table)
+    if repo is None or pin.kind not in ("rev", "tag") or not pin.value:
+        return None
+    return f"{repo}/commit/{pin.value}"
+
+
+def compare_link(dev: Any, main: Any) -> str | None:
+    """`.../compare/<dev>...<main>` when both are pins of one GitHub repository."""
+    ours, theirs = _tables(dev), _tables(main)
+    if len(ours) != 1 or len(theirs) != 1:
+        return None
+    a, b = ours[0], theirs[0]
+    repo_a, repo_b = github_repo(str(a.get("git", ""))), github_repo(str(b.get("git", "")))
+    pa, pb = pin_of(a), pin_of(b)
+    if repo_a is None or repo_a.lower() != (repo_b or "").lower() or pa.kind not in ("rev", "tag") or pb.kind not in ("rev", "tag") or pa.value == pb.value:
+        return None
+    return f"{repo_a}/compare/{pa.value}...{pb.value}"
+
+
+def _source(value: Any) -> str:
+    """A source cell: its short description, linked to the commit on GitHub when it can be."""
+    text = _cell(describe(value))
+    tables = _tables(value)
+    if len(tables) == 1:
+        link = commit_link(tables[0])
+        if link:
+            return f"[{text}]({link})"
+    return text
+
+
+def _decision(d: SourceDecision) -> str:
+    kept = {"dev": "dev's", "main": "main's", "none": "no source"}[d.taken_from]
+    return f"{kept} ({_CASES.get(d.case, d.case)})"
+
+
+def _evidence_lines(d: SourceDecision) -> list[str]:
+    lines = [f"  - {_cell(e)}" for e in d.evidence]
+    link = compare_link(d.dev, d.main)
+    if link:
+        lines.append(f"  - [compare dev...main]({link})")
+    return lines
+
+
+# -- sections ----------------------------------------------------------------------------------
+
+
+def _headline(result: Reconciliation) -> list[str]:
+    differing, flagged = result.differing, [d for d in result.differing if d.needs_review]
+    rate = f"{len(flagged)} of {len(differing)} entries that differ flagged ({result.flag_rate:.0%})" if differing else "no entry differs between dev and main"
+    if result.failure:
+        lines = [f"**Failed**: {_cell(result.failure)}", "", "The work tree was put back as it was before reconcile; below is the plan it would have applied."]
+    elif result.dry_run:
+        lines = [f"**Dry run**: nothing was changed; {rate}."]
+    elif result.status == "planned":
+        lines = [f"**Planned, relocking now** ({_cell(result.lock.note)}): {rate}."]
+    elif result.needs_review:
+        lines = [f"**Needs review**: {rate}."]
+    else:
+        lines = [f"**Ready**: {rate}."]
+    return lines
+
+
+def _sources_section(result: Reconciliation, compact: bool) -> list[str]:
+    differing = result.differing
+    same = [d for d in result.decisions if not d.differs]
+    lines = ["### Sources that differ between dev and main (`[tool.uv.sources]`, three-way)", ""]
+    if differing:
+        rows = differing if not compact else [d for d in differing if d.needs_review][:100]
+        table = ["| review | package | dev | main | kept | why |", "|---|---|---|---|---|---|"]
+        for d in rows:
+            link = compare_link(d.dev, d.main)
+            main = _source(d.main) + (f" ([compare]({link}))" if link else "")
+            table.append(f"| {'**yes**' if d.needs_review else ''} | `{_cell(d.name)}` | {_source(d.dev)} | {main} | {_decision(d)} | {_cell(d.reason)} |")
+        if compact and len(rows) < len(differing):
+            table.append(f"\n{len(differing) - len(rows)} rows left out to fit GitHub's limit (flagged ones first); the plan JSON has them all.")
+        if len(differing) > _TABLE_FOLD:
+            lines += [f"<details><summary>{len(differing)} entries differ</summary>", "", *table, "", "</details>"]
+        else:
+            lines += table
+    else:
+        lines.append("No entry differs between dev and main.")
+    if same:
+        names = ", ".join(f"`{_cell(d.name)}`" for d in same[:20]) + (f" and {len(same) - 20} more" if len(same) > 20 else "")
+        lines += ["", f"{len(same)} {'entry is' if len(same) == 1 else 'entries are'} the same on dev and main: {names}."]
+    return lines
+
+
+def _review_section(result: Reconciliation, compact: bool) -> list[str]:
+    flagged = [d for d in result.decisions if d.needs_review]
+    meta = [m for m in result.metadata if m.needs_review]
+    errors = [f for f in result.findings if str(f.severity) == "error"]
+    if not (flagged or meta or errors):
+        return []
+    lines = ["### Needs review", ""]
+    shown = flagged[:50] if compact else flagged
+    for d in shown:
+        lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
+        lines += _evidence_lines(d)[: 2 if compact else None]
+    if len(shown) < len(flagged):
+        rest = flagged[len(shown) :]
+        lines.append(f"- and {len(rest)} more (evidence in the plan JSON): " + ", ".join(f"`{_cell(d.name)}`" for d in rest))
+    for m in meta:
+        lines.append(f"- `{_cell(m.name)}` (dependency metadata): {_cell(m.reason)}")
+    if errors:
+        lines.append(f"- {len(errors)} `depsync check` error(s): see below")
+    return lines
+
+
+def _other_evidence(result: Reconciliation, compact: bool) -> list[str]:
+    rows = [d for d in result.differing if not d.needs_review and d.evidence]
+    if not rows or compact:
+        return []
+    lines = [f"<details><summary>Evidence for the {len(rows)} unflagged decision(s)</summary>", ""]
+    for d in rows:
+        lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
+        lines += _evidence_lines(d)
+    return [*lines, "", "</details>"]
+
+
+def _metadata_section(result: Reconciliation) -> list[str]:
+    if not result.metadata:
+        return []
+    lines = ["### Dependency metadata", ""]
+    for m in result.metadata:
+        changes = ", ".join(f"{f}: `{_cell(str(old))}` -> `{_cell(str(new))}`" for f, old, new in m.changes) or "no change made"
+        lines.append(f"- `{_cell(m.name)}` ({m.action}): {changes}; {_cell(m.reason)}")
+    return lines
+
+
+def _files_section(result: Reconciliation) -> list[str]:
+    return ["### Files restored to dev's version", "", *([f"- `{_cell(p)}`" for p in result.restored] or ["- none needed"])]
+
+
+def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
+    lines = ["### Lock", "", f"- {_cell(result.lock.note)}"]
+    changes = result.lock.changes
+    if changes is not None:
+        if compact:
+            lines += ["", counts_line(changes) + ". The full table is in the plan JSON (left out to fit GitHub's limit)."]
+        else:
+            lines += ["", lockdiff_markdown(changes).rstrip()]
+    return lines
+
+
+def _check_section(result: Reconciliation, compact: bool) -> list[str]:
+    if not result.checked:
+        return []
+    shown = result.findings[:20] if compact else result.findings
+    lines = ["### depsync check", ""]
+    lines += [f"- {f.severity} `{f.rule}` {_cell(f.file)}:{f.line}: {_cell(f.message)}" for f in shown] or ["- clean"]
+    if len(shown) < len(result.findings):
+        lines.append(f"- ... and {len(result.findings) - len(shown)} more (run `depsync check`)")
+    return lines
+
+
+def next_steps(result: Reconciliation) -> list[str]:
+    """What is left to do after this run, in order, as commands."""
+    if result.failure:
+        return [
+            "Fix the failure above, then rerun `depsync reconcile` (the work tree is as it was before it ran).",
+            "Or apply the plan without relocking now: `depsync reconcile --no-lock`, and relock later with `depsync lock`.",
+        ]
+    steps = []
+    if result.dry_run:
+        steps.append("Apply this plan: rerun `depsync reconcile` without `--dry-run`.")
+    if result.unmerged:
+        files = ", ".join(f"`{_cell(p)}`" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
+        steps.append(f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them.")
+    if result.lock.state in ("not-relocked", "dry-run"):
+        steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
+    if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata):
+        steps.append("Review the flagged entries above; to keep main's value instead, edit `[tool.uv.sources]` and relock with `depsync lock`.")
+    if any(str(f.severity) == "error" for f in result.findings):
+        steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
+    steps.append("Commit: " + ("`git commit --no-edit` (concludes the merge)." if result.merging else "`git commit -am \"sync main into dev\"`."))
+    steps.append("Before pushing: `depsync guard` (the sync merge keeps dev's triple with main reconciled).")
+    return steps
+
+
+def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
+    """The PR body; sections are shortened, least important first, until it fits in limit."""
+    title = f"## depsync reconcile: `{_cell(result.main_ref)}` into `{_cell(result.dev_ref)}`" + (" (dry run)" if result.dry_run else "")
+    refs = f"dev `{_cell(result.dev_ref)}` at {result.dev_commit}, main `{_cell(result.main_ref)}` at {result.main_commit}, merge-base {result.base_commit}."
+    compact: set[str] = set()
+
+    def render() -> list[str]:
+        sections = [
+            [title, "", *_headline(result), "", refs],
+            _review_section(result, "review" in compact),
+            _sources_section(result, "sources" in compact),
+            _other_evidence(result, "evidence" in compact),
+            _metadata_section(result),
+            _files_section(result),
+            _lock_section(result, "lock" in compact),
+            _check_section(result, "check" in compact),
+            ["### Next steps", "", *(f"{n}. {step}" for n, step in enumerate(next_steps(result), 1))],
+        ]
+        return ["\n".join(s) for s in sections if s]
+
+    def size(parts: list[str]) -> int:
+        return sum(len(p) for p in parts) + 2 * len(parts)
+
+    parts = render()
+    for section in ("lock", "evidence", "check", "sources", "review"):  # least important first
+        if size(parts) <= limit:
+            break
+        compact.add(section)
+        parts = render()
+    note = "\n\n*(cut to fit GitHub's limit: the plan JSON has everything)*"
+    while size(parts) > limit:  # thousands of flagged entries: cut the longest section, never the next steps
+        longest = max(range(len(parts) - 1), key=lambda i: len(parts[i]))
+        room = max(len(parts[longest]) - (size(parts) - limit) - len(note), 0)
+        parts[longest] = parts[longest][:room].rsplit("\n", 1)[0] + note
+    return redact("\n\n".join(parts) + "\n")
+
+
+# -- JSON --------------------------------------------------------------------------------------
+
+
+def _decision_json(d: SourceDecision) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "case": d.case,
+        "rule": d.rule,
+        "base": d.base,
+        "dev": d.dev,
+        "main": d.main,
+        "result": d.result,
+        "taken_from": d.taken_from,
+        "reason": d.reason,
+        "needs_review": d.needs_review,
+        "differs": d.differs,
+        "evidence": list(d.evidence),
+        "links": {k: v for k, v in (("compare", compare_link(d.dev, d.main)),) if v},
+    }
 
 
 def to_json(result: Reconciliation) -> str:
-    def decision(d: Any) -> dict[str, Any]:
-        return {
-            "name": d.name,
-            "case": d.case,
-            "base": d.base,
-            "dev": d.dev,
-            "main": d.main,
-            "result": d.result,
-            "taken_from": d.taken_from,
-            "reason": d.reason,
-            "needs_review": d.needs_review,
-            "evidence": list(d.evidence),
-        }
-
+    differing = result.differing
     document = {
         "schema": SCHEMA,
-        "dev": {"ref": result.dev_ref, "commit": result.dev_commit},
-        "main": {"ref": result.main_ref, "commit": result.main_commit},
+        "status": result.status,
+        "failure": result.failure,
+        "dev": {"ref": result.dev_ref, "commit": result.dev_commit, "sha": result.dev_sha},
+        "main": {"ref": result.main_ref, "commit": result.main_commit, "sha": result.main_sha},
         "merge_base": result.base_commit,
         "dry_run": result.dry_run,
-        "sources": [decision(d) for d in result.decisions],
+        "sources": [_decision_json(d) for d in result.decisions],
+        "flags": {"flagged": sum(d.needs_review for d in differing), "differing": len(differing), "rate": round(result.flag_rate, 4)},
         "metadata": [{"name": m.name, "action": m.action, "changes": [list(c) for c in m.changes], "reason": m.reason, "needs_review": m.needs_review} for m in result.metadata],
         "restored": result.restored,
         "lock": {
-            "note": result.lock_note,
-            "changes": None if result.lock_changes is None else [vars(c) for c in result.lock_changes],
+            "state": result.lock.state,
+            "note": result.lock.note,
+            "changes": None if result.lock.changes is None else [vars(c) for c in result.lock.changes],
         },
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
+        "unmerged": result.unmerged,
+        "next_steps": next_steps(result),
         "needs_review": result.needs_review,
     }
     return redact(json.dumps(document, indent=2, default=str))

@@ -21,24 +21,26 @@ from depsync.model.pyproject import Pyproject
 class Rule:
     id: str
     severity: Severity
-    summary: str
+    summary: str  # one line, Markdown: the README's rule table and `depsync rule --all` show it
+    fixable: bool = False  # `depsync check --fix` applies this rule's fix (depsync/autofix.py)
 
     def finding(self, file: str, line: int, message: str, fix: str) -> Finding:
         return Finding(file, line, self.id, self.severity, message, fix)
 
 
-_E, _W = Severity.ERROR, Severity.WARNING
+_E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
+# In the README's order: tests/test_readme.py checks that its table is rule_table() verbatim.
 RULES: dict[str, Rule] = {
     r.id: r
     for r in (
         Rule("docker-unknown-extra", _E, "a `--extra` in the Dockerfile's uv command is not defined in pyproject"),
         Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
-        Rule("docker-not-locked", _E, "`uv sync` installs without `--locked` or `--frozen`"),
-        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
-        Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (not guessed)"),
-        Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (uv lock --check would fail)"),
-        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version names a different git sha than its source"),
-        Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `required-version`"),
+        Rule("docker-not-locked", _E, "`uv sync` without `--locked`/`--frozen` (warning when another `uv sync` in the same file is locked)"),
+        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain", fixable=True),
+        Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
+        Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
+        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source", fixable=True),
+        Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `[tool.uv] required-version`"),
         Rule("uv-version-inconsistent", _W, "Dockerfiles pin different uv versions"),
         Rule("uv-lock-format", _E, "the lock's format version is not one the pinned uv reads"),
         Rule("conflict-markers", _E, "uv.lock or pyproject.toml contains git conflict markers"),
@@ -46,15 +48,22 @@ RULES: dict[str, Rule] = {
         Rule("lock-git-unresolved", _E, "a git source in the lock has no full commit after `#`"),
         Rule("lock-dangling-dependency", _E, "a package depends on a name/version the lock does not contain"),
         Rule("lock-duplicate-package", _E, "the same name, version and source appear twice"),
-        Rule("lock-bad-hash", _E, "an artifact hash is not `sha256:` and 64 hex digits"),
+        Rule("lock-bad-hash", _E, "an artifact hash is malformed"),
         Rule("protected-path-changed", _E, "a protected path differs from the owner branch"),
-        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit"),
+        Rule("protected-unchecked", _I, "the owner ref is missing, so protected paths were not compared"),
+        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit", fixable=True),
         Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
-        Rule("source-inert", _W, "a [tool.uv.sources] entry names a package nothing depends on"),
-        Rule("uv-lock-check", _E, "`uv lock --check` (with --deep) says the lock needs updating"),
-        Rule("protected-unchecked", Severity.INFO, "protected paths were not compared (no git repository or no owner ref)"),
+        Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
+        Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),
     )
 }
+
+
+def rule_table() -> str:
+    """The README's rule table (Markdown), generated from RULES so the two cannot drift."""
+    rows = ["| rule | default | finds |", "|---|---|---|"]
+    rows += [f"| `{r.id}` | {r.severity} | {r.summary} |" for r in RULES.values()]
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)

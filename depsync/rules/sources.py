@@ -9,6 +9,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from depsync.findings import Finding
+from depsync.model.lock import Lock
+from depsync.model.requirements import git_source
 from depsync.rules import RULES, CheckInputs
 from depsync.sources import host_of
 
@@ -24,6 +26,28 @@ def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
         except InvalidRequirement:
             continue
     return names
+
+
+def locked_commit(lock: Lock | None, name: str, table: dict) -> str | None:  # type: ignore[type-arg]
+    """The full commit the lock resolved a git source table to (after `#`), when the lock has
+    exactly one entry for that name from that repository (and subdirectory)."""
+    if lock is None or not isinstance(table.get("git"), str):
+        return None
+    wanted = git_source(str(table["git"]), subdirectory=str(table.get("subdirectory", "")))
+    commits = set()
+    for package in lock.find(name):
+        source = package.source
+        if source.kind == "git" and source.value == wanted.value and source.subdirectory == wanted.subdirectory:
+            commits.add(str(package.raw.get("source", {}).get("git", "")).partition("#")[2].lower())
+    (commit,) = commits if len(commits) == 1 else (None,)
+    return commit if commit and _FULL_SHA.match(commit) else None
+
+
+def pin_fix(shown: str, commit: str | None, what: str) -> str:
+    """The fix text of source-pin-not-commit: the exact rev when the lock knows it."""
+    if commit:
+        return f'pin rev = "{commit}" (the commit the lock resolved {what} to), then relock with `depsync lock`'
+    return f'pin rev = "<40-hex commit>" (the lock records none for {shown}: run `depsync lock` first, then `depsync check --fix`)'
 
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
@@ -51,7 +75,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         pyproject.path,
                         line,
                         f"{shown} is pinned to {what}, which can move; the lock records a commit but a relock may silently pick another",
-                        f"pin rev = \"<40-hex commit>\" (the lock has it after `#` in {shown}'s source)",
+                        pin_fix(shown, locked_commit(inputs.lock, name, table), what),
                     )
             url = table.get("git") or table.get("url")
             if allowed and isinstance(url, str) and host_of(url) not in allowed:

@@ -9,9 +9,11 @@ anything in it without reaching the caller's tree.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
-import shutil
+import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,11 @@ from typing import Protocol
 
 # not copied into the work copy: VCS data, environments, caches and build metadata uv does not read
 _SKIP = (".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", "*.egg-info")
+_SKIP_NAMES = frozenset(p for p in _SKIP if "*" not in p)
+_SKIP_SUFFIXES = tuple(p.removeprefix("*") for p in _SKIP if p.startswith("*"))  # "*.egg-info" -> ".egg-info"
 _FICLONE = 0x40049409  # linux/fs.h: share extents copy-on-write (btrfs, xfs); not an inode
+# a filesystem that cannot reflink or copy_file_range says so with one of these: stop asking it
+_NO_FAST_COPY = {errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EBADF, errno.EPERM}
 
 
 @dataclass(frozen=True)
@@ -31,25 +37,37 @@ class LockRun:
     notes: tuple[str, ...] = ()  # what the runner did that the user should know (e.g. which uv it provided)
 
 
-LineSink = Callable[[str], None]
+LineSink = Callable[[str], None]  # one line of uv's log, as uv wrote it (secrets masked, paths rewritten)
+PhaseSink = Callable[[str], None]  # what the runner is doing now ("probing the image's uv", "uv lock")
 
 
 class Runner(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
-    def lock(self, project: Path, args: list[str], timeout: float, on_line: LineSink | None = None, replace: Mapping[str, bytes] | None = None) -> LockRun:
+    def lock(
+        self,
+        project: Path,
+        args: list[str],
+        timeout: float,
+        on_line: LineSink | None = None,
+        replace: Mapping[str, bytes] | None = None,
+        on_phase: PhaseSink | None = None,
+    ) -> LockRun:
         """Run `uv lock ARGS` on a copy of project, with `replace` (relative path -> bytes) written into the copy first."""
         ...
 
 
-def _copy_file(source: str, destination: str) -> None:
-    """A copy that shares no inode with the source: a reflink when the filesystem can, else bytes."""
-    with open(source, "rb") as src, open(destination, "wb") as dst:
-        try:
-            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
-        except OSError:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    shutil.copystat(source, destination)
+def path_rewriter(copy: str, project: str) -> Callable[[str], str]:
+    """Rewrites the work copy's path in uv's messages to the project's, so what the user reads
+    names their files. Only whole path components: `/workspace2` stays as it is."""
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(copy.rstrip("/")) + r"(?=$|[/\s'\"`:,;)\]>])")
+    target = project.rstrip("/") or "/"
+
+    def rewrite(line: str) -> str:
+        return pattern.sub(lambda _: target, line) if copy in line else line
+
+    return rewrite
 
 
 def write_replacements(copy: Path, replace: Mapping[str, bytes] | None) -> None:
@@ -59,10 +77,92 @@ def write_replacements(copy: Path, replace: Mapping[str, bytes] | None) -> None:
         target.write_bytes(data)
 
 
+def _skipped(name: str) -> bool:
+    # the globs are all "*<suffix>": a suffix test, not fnmatch, for each of a project's files
+    return name in _SKIP_NAMES or name.endswith(_SKIP_SUFFIXES)
+
+
+class _Copier:
+    """Copies regular files with the fewest syscalls: a reflink, else copy_file_range (in the
+    kernel), else read/write. The first refusal of a fast way is remembered for the whole copy."""
+
+    def __init__(self) -> None:
+        self.reflink = True
+        self.copy_range = hasattr(os, "copy_file_range")  # Linux only
+
+    def file(self, source: str, destination: str, info: os.stat_result) -> None:
+        src = os.open(source, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        try:
+            # O_EXCL: never through a symlink or onto a file someone planted meanwhile
+            dst = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                self._data(src, dst, info.st_size)
+                os.fchmod(dst, stat.S_IMODE(info.st_mode))
+                os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))  # uv compares mtimes of path sources
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+
+    def _data(self, src: int, dst: int, size: int) -> None:
+        if self.reflink and size:
+            try:
+                fcntl.ioctl(dst, _FICLONE, src)
+                return
+            except OSError as exc:
+                if exc.errno not in _NO_FAST_COPY:
+                    raise
+                self.reflink = False
+        if self.copy_range and size:
+            try:
+                left = size
+                while left > 0:
+                    done = os.copy_file_range(src, dst, left)
+                    if done == 0:
+                        break
+                    left -= done
+                if left <= 0:
+                    return
+            except OSError as exc:
+                if exc.errno not in _NO_FAST_COPY:
+                    raise
+                self.copy_range = False
+            os.lseek(src, 0, os.SEEK_SET)
+            os.ftruncate(dst, 0)
+            os.lseek(dst, 0, os.SEEK_SET)
+        while chunk := os.read(src, 1 << 20):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view) :]
+
+
 def copy_project(project: Path, destination: Path) -> Path:
     """Copy the project (without VCS data, venvs and caches) into destination (may exist, empty).
 
     Symlinks stay symlinks (never followed while copying); in the container they resolve
-    inside the container."""
-    shutil.copytree(project, destination, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP), copy_function=_copy_file, dirs_exist_ok=True)
+    inside the container. Only regular files, directories and symlinks are copied: a FIFO or
+    a device node in a work tree would block or mean nothing in the copy."""
+    copier = _Copier()
+    destination.mkdir(parents=True, exist_ok=True)
+    directories: list[tuple[str, str, os.stat_result]] = []
+    todo = [(str(project), str(destination))]
+    while todo:
+        source_dir, target_dir = todo.pop()
+        with os.scandir(source_dir) as entries:
+            for entry in entries:
+                if _skipped(entry.name):
+                    continue
+                target = f"{target_dir}/{entry.name}"
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    os.symlink(os.readlink(entry.path), target)
+                elif stat.S_ISDIR(info.st_mode):
+                    os.mkdir(target, 0o700)
+                    directories.append((entry.path, target, info))
+                    todo.append((entry.path, target))
+                elif stat.S_ISREG(info.st_mode):
+                    copier.file(entry.path, target, info)
+    for _, target, info in reversed(directories):  # modes and times last: a read-only directory is filled first
+        os.chmod(target, stat.S_IMODE(info.st_mode))
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
     return destination
