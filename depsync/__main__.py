@@ -1,3 +1,3 @@
-from depsync.cli import main
+from depsync.entry import main
 
 raise SystemExit(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,13 @@ def test_secrets_in_source_urls_are_masked(tmp_path: Path) -> None:
         result = depsync("check", str(tmp_path), "--format", fmt)
         assert result.returncode == 1
         assert secret not in result.stdout + result.stderr
+
+
+def test_human_output_off_a_terminal_is_plain_and_imports_no_rich(tmp_path: Path) -> None:
+    write_files(tmp_path, {"pyproject.toml": PYPROJECT.replace("alpha>=1", "alpha>=2"), "uv.lock": LOCK})
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # an empty result cache: the whole check runs
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "depsync", "check", str(tmp_path)], capture_output=True, text=True, env=env)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == "pyproject.toml" and "\x1b[" not in result.stdout
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "depsync.rules.freshness" in imported and not {m for m in imported if m.split(".")[0] == "rich"}

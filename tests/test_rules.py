@@ -60,8 +60,8 @@ def test_megatron_main_dockerfile_flags_against_dev_pyproject() -> None:
     findings = run_rules(inputs(megatron("dev", "pyproject.toml"), megatron("dev", "uv.lock"), (main_style,)))
     unknown = [f for f in findings if f.rule == "docker-unknown-extra"]
     assert [(f.line, f.message.split("`")[1]) for f in unknown] == [
-        (37, "uv sync --extra ssm"),
-        (38, "uv sync --extra te"),
+        (38, "uv sync --extra ssm"),
+        (39, "uv sync --extra te"),
     ]
     assert all(f.file == "docker/Dockerfile.ci.dev" and f.severity == Severity.ERROR for f in unknown)
 

@@ -156,9 +156,13 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     return findings, cache.store(key, manifest, kept, stable), inputs
 
 
-def render(findings: list[Finding], output_format: str, project: str) -> str:
+def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
 
+    if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the working directory
+        from depsync.report.sarif import to_sarif
+
+        return to_sarif(findings, root=root or Path("."), base=Path.cwd()) + "\n"
     if output_format == "json":
         return to_json(findings, project=project) + "\n"
     if output_format == "github":
@@ -183,11 +187,13 @@ def run(options: CheckOptions) -> int:
 
         print_human(findings, sys.stdout, project=project)
     else:
-        text = render(findings, options.output_format, project)
+        text = render(findings, options.output_format, project, options.root)
         sys.stdout.write(text)
         if key is not None:
             from depsync import cache
             from depsync.redact import redact
 
-            cache.add_rendering(key, options.output_format, project, redact(text))
+            # a SARIF log names paths from the working directory: kept per directory
+            shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"
+            cache.add_rendering(key, options.output_format, shown, redact(text))
     return exit_code(findings, options.strict)

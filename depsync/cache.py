@@ -1,0 +1,363 @@
+"""A content-addressed cache of `depsync check` results: a check on unchanged inputs replays.
+
+Like ruff's cache, the result is addressed by everything it was computed from:
+
+- the request: the project root (absolute), `--ref`, `--dockerfile`/`--build-arg`,
+  `--owner-ref`, `--lock` (the output format and --strict only change the rendering);
+- depsync itself: its version, a fingerprint of its code (size and mtime of every file of
+  the package, so an edited checkout never replays an old result), the Python version and
+  the import path (installing or removing a package changes a site directory's mtime);
+- the environment that changes what check computes or prints: GIT_*, HOME and
+  XDG_CONFIG_HOME (git), and the values the redactor would mask (a superset of them);
+- the bytes of every input: pyproject.toml (so [tool.depsync] and the pinned uv version),
+  uv.lock, the Dockerfiles, the pyproject.toml of local packages and workspace members,
+  the protected files; files that were looked for and absent count as absent, and a path
+  that became a symlink elsewhere does not match;
+- git facts, when the check used git: the commit `--ref` and the owner ref resolve to
+  (and the repository's top and prefix). A branch that moves is a different key.
+
+Two files per entry under $XDG_CACHE_HOME/depsync/check (default ~/.cache/depsync/check):
+`<k1>.m` lists, for one request k1, what to look at (paths, globs, refs); `<k2>.r` holds
+the findings for k2 = hash(k1, what those look like now), with the outputs already
+rendered (and redacted) per format. Entries are written to a temporary file and renamed
+into place, so concurrent runs see a whole old or a whole new entry; an entry that cannot
+be read is a miss, and a cache that cannot be written only costs time, never a failure.
+
+The lookup imports nothing beyond the interpreter's own modules (marshal, _blake2): it
+runs before the CLI is imported (depsync/entry.py). Entries are marshal data, the format
+Python itself trusts for its bytecode cache in __pycache__.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False  # typing itself is not imported on the replay path
+if TYPE_CHECKING:
+    from typing import Any
+
+try:
+    from _blake2 import blake2b  # the interpreter's own: hashlib would load OpenSSL first
+except ImportError:  # pragma: no cover - every CPython build has it
+    from hashlib import blake2b
+
+SCHEMA = 1
+MAX_ENTRIES = 512  # files in the cache directory before the oldest half is removed
+_SECRET_WORDS = ("TOKEN", "PASSWORD", "PASSWD", "SECRET", "KEY", "CREDENTIAL", "AUTH")
+
+Finding = "tuple[str, int, str, int, str, str]"  # file, line, rule, severity, message, fix
+# root (absolute), --ref, --dockerfile paths with their --build-arg pairs, --owner-ref, --lock, pyproject path
+Request = tuple[str, "str | None", "tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None", "str | None", "str | None", "str | None"]
+
+
+def directory() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "depsync", "check")
+
+
+def enabled() -> bool:
+    # fault injection makes a run differ from its inputs: never replay one
+    return not os.environ.get("DEPSYNC_FAULT")
+
+
+def _digest(*parts: bytes) -> bytes:
+    h = blake2b(digest_size=20)
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.digest()
+
+
+def _code_fingerprint() -> bytes:
+    """depsync's files (name, size, mtime) and the import path's directories (mtime)."""
+    from depsync import __version__
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    seen: list[tuple[str, int, int]] = []
+    pending = [package]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == "__pycache__":
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif entry.name.endswith((".py", ".so", ".pyd")):
+                stat = entry.stat()
+                seen.append((entry.path, stat.st_size, stat.st_mtime_ns))
+    paths: list[tuple[str, int]] = []
+    for item in sys.path:
+        try:
+            paths.append((item, os.stat(item or ".").st_mtime_ns))
+        except OSError:
+            paths.append((item, -1))
+    return marshal.dumps((__version__, sys.version, sorted(seen), paths))
+
+
+def _environment() -> bytes:
+    """What in the environment changes a check's result or its (redacted) output.
+
+    The redactor masks values of secret-looking variables and credentials in URLs; every
+    variable that could be one of those is in here (more than it masks: only a miss)."""
+    picked = []
+    for name, value in os.environ.items():
+        upper = name.upper()
+        if upper.startswith("GIT_") or upper in ("HOME", "XDG_CONFIG_HOME") or "://" in value or any(w in upper for w in _SECRET_WORDS):
+            picked.append((name, value))
+    return marshal.dumps(sorted(picked))
+
+
+def request_key(request: Request) -> bytes:
+    return _digest(b"depsync.check", str(SCHEMA).encode(), _code_fingerprint(), _environment(), marshal.dumps(tuple(request)))
+
+
+# -- reading what the inputs look like now -----------------------------------------------------------
+
+
+def _file_state(root: str, path: str) -> tuple[str, bytes | None, str]:
+    """(path, digest of its bytes or None when absent, where it really is)."""
+    full = os.path.join(root, path)
+    try:
+        with open(full, "rb") as handle:
+            data = handle.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return (path, None, "")
+    return (path, _digest(data), os.path.realpath(full))
+
+
+def _glob_state(root: str, pattern: str) -> tuple[str, tuple[str, ...]]:
+    import glob
+
+    matches = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(glob.escape(root), pattern)))
+    return (pattern, tuple(matches))
+
+
+def _has_git_dir(root: str) -> bool:
+    """Is there a `.git` in root or above it? Without one (and without GIT_DIR) git finds no repository."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    folder = os.path.abspath(root)
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def _git(root: str, args: list[str]) -> tuple[int, str]:
+    """Run git with stdout captured, without importing subprocess (the replay's import budget)."""
+    read, write = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        actions = [(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, write, 1), (os.POSIX_SPAWN_DUP2, devnull, 2), (os.POSIX_SPAWN_CLOSE, read)]
+        try:
+            pid = os.posix_spawnp("git", ["git", "-C", root, *args], dict(os.environ), file_actions=actions)
+        except OSError:
+            return 127, ""
+        os.close(write)
+        write = -1
+        chunks = []
+        while True:
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status), b"".join(chunks).decode(errors="replace")
+    finally:
+        for fd in (read, write, devnull):
+            if fd >= 0:
+                os.close(fd)
+
+
+def _git_state(root: str, ref: str) -> tuple[str, tuple[str, ...] | None]:
+    """(ref, (top, prefix, commit or "")) or (ref, None) outside a repository."""
+    if not _has_git_dir(root):
+        return (ref, None)
+    code, out = _git(root, ["rev-parse", "--show-toplevel", "--show-prefix", "--verify", "-q", f"{ref}^{{commit}}"])
+    lines = out.split("\n")
+    if code not in (0, 1) or len(lines) < 2:
+        return (ref, None)
+    return (ref, (lines[0], lines[1], lines[2] if code == 0 and len(lines) > 2 else ""))
+
+
+def _state(manifest: dict[str, Any]) -> bytes:
+    root = manifest["root"]
+    files = [_file_state(root, p) for p in manifest["files"]]
+    globs = [_glob_state(root, p) for p in manifest["globs"]]
+    refs = [_git_state(root, r) for r in manifest["refs"]]
+    return marshal.dumps((files, globs, refs))
+
+
+# -- the entries -------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            schema, payload = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return payload if schema == SCHEMA else None
+
+
+def _write(path: str, payload: Any) -> None:
+    """Atomically: a temporary file in the same directory, renamed over the entry."""
+    folder = os.path.dirname(path)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(temporary, "wb") as handle:
+            handle.write(marshal.dumps((SCHEMA, payload)))
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def lookup(request: Request) -> tuple[bytes, dict[str, Any]] | None:
+    """(result key, result) of an earlier check on the same request and unchanged inputs."""
+    if not enabled():
+        return None
+    folder = directory()
+    k1 = request_key(request)
+    manifest = _read(os.path.join(folder, k1.hex() + ".m"))
+    if not isinstance(manifest, dict):
+        return None
+    try:
+        k2 = _digest(k1, _state(manifest))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    result = _read(os.path.join(folder, k2.hex() + ".r"))
+    if not isinstance(result, dict):
+        return None
+    return k2, result
+
+
+def replay(request: Request, output_format: str, project: str, strict: bool) -> int | None:
+    """Print the stored output of this exact check and return its exit code; None when there is none."""
+    found = lookup(request)
+    if found is None:
+        return None
+    rendered = found[1].get("rendered", {}).get((output_format, project))
+    if not isinstance(rendered, str):
+        return None
+    sys.stdout.write(rendered)
+    sys.stdout.flush()
+    return _exit_code(found[1]["findings"], strict)
+
+
+def replay_status(request: Request, strict: bool) -> int | None:
+    """The exit code replay() would return, printing nothing."""
+    found = lookup(request)
+    return _exit_code(found[1]["findings"], strict) if found is not None else None
+
+
+def _exit_code(findings: list[Finding], strict: bool) -> int:
+    failing = 1 if strict else 2  # Severity.WARNING / Severity.ERROR
+    return 1 if any(f[3] >= failing for f in findings) else 0
+
+
+def store(request: Request, manifest: dict[str, Any], findings: list[Finding], stable: bool) -> bytes | None:
+    """Keep a result; its key, or None when an input changed while the check ran (not stored)."""
+    if not enabled() or not stable:
+        return None
+    folder = directory()
+    k1 = request_key(request)
+    try:
+        k2 = _digest(k1, _state(manifest))
+    except (OSError, ValueError):
+        return None
+    _write(os.path.join(folder, k1.hex() + ".m"), manifest)
+    _write(os.path.join(folder, k2.hex() + ".r"), {"findings": findings, "rendered": {}})
+    _prune(folder)
+    return k2
+
+
+def add_rendering(key: bytes, output_format: str, project: str, text: str) -> None:
+    """Keep the printed output of a result, for a replay that need not render it."""
+    if not enabled():
+        return
+    path = os.path.join(directory(), key.hex() + ".r")
+    result = _read(path)
+    if not isinstance(result, dict) or result.get("rendered", {}).get((output_format, project)) == text:
+        return
+    result.setdefault("rendered", {})[(output_format, project)] = text
+    _write(path, result)
+
+
+def _prune(folder: str) -> None:
+    try:
+        entries = list(os.scandir(folder))
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns)
+        for entry in entries[: len(entries) // 2]:
+            os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+# -- what a check reads ------------------------------------------------------------------------------
+
+_recording: list[str] | None = None
+_hooked = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _recording is not None and event == "open" and args and isinstance(args[0], (str, os.PathLike)):
+        path = os.fspath(args[0])
+        if isinstance(path, str):
+            _recording.append(path)
+
+
+class recording:
+    """`with recording() as opened`: every file opened meanwhile, seen by an audit hook, so
+    whatever load_inputs comes to read is an input of the result."""
+
+    def __enter__(self) -> list[str]:
+        global _recording, _hooked
+        if not _hooked:
+            sys.addaudithook(_audit)
+            _hooked = True
+        self.opened: list[str] = []
+        _recording = self.opened
+        return self.opened
+
+    def __exit__(self, *exc: object) -> None:
+        global _recording
+        _recording = None
+
+
+def manifest(root: str, opened: list[str], probed: list[str], globs: list[str], refs: list[str]) -> dict[str, Any]:
+    """What a run depends on: the files it opened inside root and those it looked for (present
+    or not), the globs it expanded and the git refs it resolved."""
+    real_root = os.path.realpath(root)
+    files = set(probed)
+    for path in opened:
+        full = os.path.realpath(path)
+        if full == real_root or not full.startswith(real_root + os.sep) or os.path.isdir(full):
+            continue
+        files.add(os.path.relpath(os.path.abspath(path), os.path.abspath(root)))
+    return {"root": os.path.abspath(root), "files": sorted(files), "globs": sorted(set(globs)), "refs": sorted(set(refs))}
+
+
+def unchanged_since(root: str, files: list[str], started_ns: int) -> bool:
+    """No input was modified after the check started reading (else its result may mix two states)."""
+    for path in files:
+        try:
+            if os.stat(os.path.join(root, path)).st_mtime_ns >= started_ns:
+                return False
+        except OSError:
+            continue
+    return True

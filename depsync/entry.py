@@ -1,0 +1,117 @@
+"""The `depsync` command's entry point: replay a cached `depsync check` before importing the CLI.
+
+Importing the CLI (argparse, dataclasses, pathlib, the models, the rules, packaging) costs
+more than answering a repeated check from the result cache (depsync/cache.py). So a
+`depsync check` whose command line is plain (the options below, spelled out, no
+abbreviation) is looked up here first, with nothing but the interpreter's own modules
+imported; anything else, a miss, or a terminal that wants colour goes to depsync.cli as
+before. The key is built exactly as depsync.commands.check.request() builds it from the
+parsed options (tests/test_check_cache.py holds the two to each other). When the CLI would
+check another directory than the one named (it looks upwards for the project root), the
+key names a directory no check ran on: a miss, and the CLI takes over.
+
+Wiring: `python -m depsync` and the `depsync` script call main() here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_FORMATS = ("human", "json", "github")
+_VALUED = ("--ref", "--format", "--dockerfile", "--build-arg", "--owner-ref", "--lock")
+
+
+def display_path(raw: str) -> str | None:
+    """str(pathlib.Path(raw)) without importing pathlib; None for a form not handled here."""
+    if raw.startswith("//") and not raw.startswith("///"):
+        return None  # POSIX keeps exactly two leading slashes: left to pathlib
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    return ("/" if raw.startswith("/") else "") + "/".join(parts) or "."
+
+
+def check_request(args: list[str]) -> tuple[tuple, str, str, bool] | None:  # type: ignore[type-arg]
+    """(cache request, output format, project as printed, --strict) of `depsync check ARGS`,
+    or None when the arguments need the real parser (or are an error it should report)."""
+    path: str | None = None
+    values: dict[str, list[str]] = {name: [] for name in _VALUED}
+    strict = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--strict":
+            strict = True
+            i += 1
+            continue
+        name, sep, value = arg.partition("=")
+        name = "--format" if name == "--output-format" else name
+        if name in _VALUED:
+            if not sep:
+                if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                    return None
+                value = args[i + 1]
+                i += 1
+            values[name].append(value)
+            i += 1
+            continue
+        if arg.startswith("-") or path is not None:
+            return None  # --deep, --debug, --no-cache, -h, an abbreviation, a second path: the CLI's business
+        path = arg
+        i += 1
+    output_format = values["--format"][-1] if values["--format"] else "human"
+    if output_format not in _FORMATS:
+        return None
+    build_args: dict[str, str] = {}
+    for pair in values["--build-arg"]:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            return None
+        build_args[key] = value
+    if build_args and not values["--dockerfile"]:
+        return None
+    shown = display_path(path if path is not None else ".")
+    if shown is None:
+        return None
+    dockerfiles = tuple((p, tuple(sorted(build_args.items()))) for p in values["--dockerfile"]) if values["--dockerfile"] else None
+    ref = values["--ref"][-1] if values["--ref"] else None
+    owner_ref = values["--owner-ref"][-1] if values["--owner-ref"] else None
+    lock = values["--lock"][-1] if values["--lock"] else None
+    request = (os.path.abspath(shown), ref, dockerfiles, owner_ref, lock, None)
+    project = shown + (f" @ {ref}" if ref else "")
+    return request, output_format, project, strict
+
+
+def _replay(args: list[str]) -> int | None:
+    parsed = check_request(args)
+    if parsed is None:
+        return None
+    request, output_format, project, strict = parsed
+    try:
+        if output_format == "human" and (sys.stdout.isatty() or "FORCE_COLOR" in os.environ):
+            return None  # colour: rich renders it, after the CLI's own lookup
+    except (AttributeError, ValueError):  # no usable stdout: the CLI says what to say
+        return None
+    from depsync import cache
+
+    try:
+        return cache.replay(request, output_format, project, strict)
+    except BrokenPipeError:  # `depsync check | head -1`: the reader left; the status stands
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return cache.replay_status(request, strict)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["check"]:
+        replayed = _replay(args[1:])
+        if replayed is not None:
+            return replayed
+    from depsync.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
