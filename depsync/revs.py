@@ -95,8 +95,9 @@ class SourceRepos:
                 repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"
             )
             if fetched.returncode != 0:
-                last = fetched.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-                self._state[url] = f"fetch failed: {redact(last[0])[:160]}"
+                lines = [line.strip() for line in fetched.stderr.decode(errors="replace").splitlines() if line.strip()]
+                said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "no message")
+                self._state[url] = f"fetch failed: {redact(said)[:160]}"
                 return self._state[url]
             missing = [p.value for p in wanted if p.kind == "rev" and _COMMIT.match(p.value.lower()) and not self._commit(repo, p)]
             if missing:  # a commit no branch or tag reaches (a PR head): ask for it by id

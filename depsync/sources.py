@@ -122,6 +122,7 @@ class Facts:
     removed_by_dev: str | None
     conflict_side: str  # the policy's side for a conflict
     dev_absent: bool = False  # dev has no source for it
+    main_absent: bool = False  # main has no source for it
 
     def owned_by(self, side: str, basis: str | None = None) -> bool:
         return self.owner is not None and self.owner.owner == side and (basis is None or self.owner.basis == basis)
@@ -168,15 +169,18 @@ RULES: tuple[Rule, ...] = (
     Rule("main-added", "otherwise", _always, "main", False,
          "main added it; nothing in dev depends on {name}: inert until a dependency is added", "nothing in dev depends on {name}"),
     # main removed a source dev still has as it was
-    Rule("main-removed", "dev owns it", lambda f: f.owned_by("dev"), "dev", False,
-         "dev owns {name}: main's removal not taken", "ownership"),
+    Rule("main-removed", "dev owns it (config)", lambda f: f.owned_by("dev", "config"), "dev", False,
+         "dev owns {name} (config): main's removal not taken", "ownership"),
     Rule("main-removed", "policy prefers main", lambda f: f.owned_by("main", "config"), "none", False,
          "policy prefers main for {name}: main's removal taken", "ownership"),
     Rule("main-removed", "dev depends on it", lambda f: f.depends, "dev", False,
          "main removed it but dev depends on {name}: dev's source kept", "dev depends on {name}"),
-    Rule("main-removed", "otherwise", _always, "none", False,
+    Rule("main-removed", "otherwise", _always, "none", False,  # inert on dev: whoever chose it, uv ignores it
          "main removed it and nothing in dev depends on {name}", "nothing in dev depends on {name}"),
     # main changed a source dev left as it was at the base
+    Rule("main-changed", "dev owns it (history), main's may be a fast-forward", lambda f: f.owned_by("dev", "history") and f.order_in("main-newer", "unknown"), "dev", True,
+         "dev owns {name} by its history, and main's rev may descend from dev's: dev's kept; check that dev still wants its pin",
+         "ownership: dev's commit that chose the pin; rev order: main-newer or unknown"),
     Rule("main-changed", "dev owns it", lambda f: f.owned_by("dev"), "dev", False,
          "dev owns {name}: main's change not taken", "ownership (config, or dev's commit that chose the pin); rev order"),
     Rule("main-changed", "policy prefers main, main's rev older", lambda f: f.owned_by("main", "config") and f.order_in("dev-newer"), "main", True,
@@ -200,6 +204,8 @@ RULES: tuple[Rule, ...] = (
          "both changed it; dev owns {name} (config): dev's kept", "ownership"),
     Rule("conflict", "dev removed it", lambda f: f.dev_absent, "none", False,
          "dev removed it, main changed it: stays removed", "dev's commit that removed it"),
+    Rule("conflict", "main removed it", lambda f: f.main_absent, "dev", False,
+         "main removed it, dev changed it: dev's kept", "-"),
     Rule("conflict", "dev's rev newer or diverged", lambda f: f.order_in("dev-newer", "same", "diverged"), "dev", False,
          "both changed it; dev's pin is not behind main's: dev's kept", "rev order: dev-newer or diverged"),
     Rule("conflict", "main's rev newer", lambda f: f.order_in("main-newer"), "dev", True,
@@ -490,7 +496,7 @@ def _flag_new_hosts(decision: SourceDecision, dev_hosts: set[str]) -> SourceDeci
     return replace(decision, needs_review=True, evidence=(*decision.evidence, note))
 
 
-def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absent: bool = False) -> Facts:
+def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absent: bool = False, main_absent: bool = False) -> Facts:
     owner: Ownership | None
     if key in policy.owned_by_dev:
         owner = Ownership("dev", "config", "[tool.depsync] owned-by-dev")
@@ -498,7 +504,7 @@ def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absen
         owner = Ownership(policy.prefer[key], "config", f'[tool.depsync] prefer = "{policy.prefer[key]}"')
     else:
         owner = evidence.ownership.get(key)
-    return Facts(key, case, owner, key in evidence.dev_requires, evidence.order_of(key), evidence.removed_by_dev.get(key), policy.side_for(key), dev_absent)
+    return Facts(key, case, owner, key in evidence.dev_requires, evidence.order_of(key), evidence.removed_by_dev.get(key), policy.side_for(key), dev_absent, main_absent)
 
 
 def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
@@ -519,7 +525,7 @@ def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
 def _decide(key: str, base_item: Any, dev_item: Any, main_item: Any, policy: Policy, evidence: Evidence) -> SourceDecision:
     name = (dev_item or main_item or base_item)[0]
     base, dev, main = (item[1] if item else None for item in (base_item, dev_item, main_item))
-    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None)
+    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None, main is None)
     rule = _rule_for(facts)
     result = {"dev": dev, "main": main, "none": None}[rule.take]
     reason = rule.reason.format(name=name, removal=facts.removed_by_dev or "")
@@ -538,6 +544,6 @@ def possible_sides(key: str, base: Any, dev: Any, main: Any, policy: Policy, dep
     for owner in owners:
         for order in (None, *(RevOrder(o) for o in ORDERS)):
             for removed in (None, "a commit"):
-                rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None))
+                rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None))
                 sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
     return sides

@@ -68,6 +68,7 @@ def gathered(order: str = "unknown", owner: str | None = "main", depends: bool =
         (None, B, C, "conflict", B, True),
         (A, None, B, "conflict", None, False),  # dev removed it itself: stays removed, nothing to look at
         (A, A, None, "main-removed", None, False),
+        (A, B, None, "conflict", B, False),  # main removed it, dev changed it: dev's kept
     ],
 )
 def test_three_way_table_without_evidence(base, dev, main, case, result, review) -> None:
@@ -86,7 +87,7 @@ def test_three_way_table_without_evidence(base, dev, main, case, result, review)
         (gathered("diverged"), A, True, "main-changed/diverged"),
         (gathered("dev-newer"), A, True, "main-changed/main's rev older"),
         (gathered("unknown"), A, True, "main-changed/order unknown"),
-        (gathered("main-newer", owner="dev"), A, False, "main-changed/dev owns it"),
+        (gathered("main-newer", owner="dev"), A, True, "main-changed/dev owns it (history), main's may be a fast-forward"),  # an inference: look
         (gathered("diverged", owner="dev"), A, False, "main-changed/dev owns it"),
         (gathered("unknown", owner=None), A, True, "main-changed/order unknown"),
     ],
@@ -124,7 +125,7 @@ def test_main_added(evidence, result, review) -> None:
 
 @pytest.mark.parametrize(
     "evidence, result",
-    [(gathered(owner="dev"), A), (gathered(depends=True), A), (gathered(), None)],
+    [(gathered(owner="dev"), None), (gathered(depends=True), A), (gathered(), None)],  # inert on dev: follow main
 )
 def test_main_removed(evidence, result) -> None:
     decision = one(A, A, None, evidence=evidence)

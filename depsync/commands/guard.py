@@ -24,7 +24,7 @@ from pathlib import Path
 from depsync import git
 from depsync.config import Config
 from depsync.errors import DepsyncError
-from depsync.merge import reconciled_pyproject, uv_tables
+from depsync.merge import expected_pyproject, uv_tables
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
@@ -96,7 +96,7 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
         return violations, dev_short, main_short
     dev_text = at_dev.read_text(config.pyproject) or ""
     base_text, main_text = (r.read_text(config.pyproject, required=False) or "" for r in (at_base, at_main))
-    expected, _, _ = reconciled_pyproject(base_text, dev_text, main_text, config)
+    expected = expected_pyproject(ours, base_text, dev_text, main_text, config)
     reconcile_fix = f"depsync reconcile --no-merge --dev {dev_short} --main {main_short}"
     if _without_reconciled_tables(ours) != _without_reconciled_tables(dev_text):
         violations.append(Violation(config.pyproject, f"changes more than [tool.uv.sources] and dependency-metadata against dev ({dev_short})", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))

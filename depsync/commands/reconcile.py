@@ -31,7 +31,7 @@ from depsync.reconciliation import LockOutcome, Reconciliation
 from depsync.rules import run_rules
 from depsync.rules.sources import required_names
 from depsync.runners import Runner
-from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, ownership_from, sources_table
+from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.uv import error_summary
 from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
@@ -105,7 +105,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
         if merge:  # a sync merge took main's value when the merged parent had it and is main's
             merged = git.read_blob(root, commit.parents[1], path)
             theirs = sources_table(merged.decode(errors="replace")) if merged is not None else None
-            if theirs is not None and theirs.get(name) == new and git.is_ancestor(root, commit.parents[1], main_commit):
+            if theirs is not None and normalize(theirs.get(name)) == normalize(new) and git.is_ancestor(root, commit.parents[1], main_commit):
                 main_value = new
         if main_value is MISSING:
             main_value = main_value_at(commit, name)

@@ -224,7 +224,7 @@ def next_steps(result: Reconciliation) -> list[str]:
     if result.unmerged:
         files = ", ".join(f"`{_cell(p)}`" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
         steps.append(f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them.")
-    if result.lock.state in ("not-relocked", "dry-run"):
+    if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
     if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata):
         steps.append("Review the flagged entries above; to keep main's value instead, edit `[tool.uv.sources]` and relock with `depsync lock`.")

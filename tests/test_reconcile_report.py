@@ -1,0 +1,105 @@
+"""The reconcile summary and plan JSON (pure): links, rows, evidence, next steps, GitHub's size limit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from depsync.findings import Finding, Severity
+from depsync.lockdiff import PackageChange
+from depsync.reconciliation import LockOutcome, Reconciliation
+from depsync.report.reconcile import BODY_LIMIT, commit_link, compare_link, github_repo, next_steps, to_json, to_markdown
+from depsync.sources import Evidence, RevOrder, merge_sources
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+@pytest.mark.parametrize(
+    "url, repo",
+    [
+        ("https://github.com/NVIDIA/TransformerEngine.git", "https://github.com/NVIDIA/TransformerEngine"),
+        ("https://github.com/NVIDIA-NeMo/Run", "https://github.com/NVIDIA-NeMo/Run"),
+        ("git+https://bot:secret@github.com/o/r.git/", "https://github.com/o/r"),  # credentials never reach a link
+        ("ssh://git@github.com/o/r.git", "https://github.com/o/r"),
+        ("git@github.com:o/r.git", "https://github.com/o/r"),
+        ("https://gitlab.com/o/r.git", None),
+        ("https://github.com.evil.example/o/r.git", None),
+        ("file:///srv/github.com/o/r", None),
+    ],
+)
+def test_github_repositories(url: str, repo: str | None) -> None:
+    assert github_repo(url) == repo
+
+
+def test_commit_and_compare_links() -> None:
+    dev = {"git": "https://github.com/o/r.git", "rev": SHA_A}
+    main = {"git": "https://github.com/O/R", "rev": SHA_B}
+    assert commit_link(dev) == f"https://github.com/o/r/commit/{SHA_A}"
+    assert commit_link({"git": "https://github.com/o/r", "tag": "v1.2"}) == "https://github.com/o/r/commit/v1.2"
+    assert commit_link({"git": "https://github.com/o/r", "branch": "main"}) is None  # a branch moves
+    assert compare_link(dev, main) == f"https://github.com/o/r/compare/{SHA_A}...{SHA_B}"
+    assert compare_link(dev, {"git": "https://github.com/fork/r", "rev": SHA_B}) is None
+    assert compare_link(dev, None) is None and compare_link(dev, dev) is None
+
+
+def reconciliation(decisions: list, **kw) -> Reconciliation:
+    return Reconciliation("origin/dev", "origin/main", "d" * 40, "e" * 40, "f" * 40, decisions, [], **kw)
+
+
+def sample_decisions() -> list:
+    a = {"git": "https://github.com/o/a.git", "rev": SHA_A}
+    b = {"git": "https://github.com/o/a.git", "rev": SHA_B}
+    same = {"git": "https://github.com/o/s.git", "rev": SHA_A}
+    evidence = Evidence(rev_order={"a": RevOrder("diverged", "neither is an ancestor of the other")}, gathered=True)
+    return merge_sources({"a": a, "same": same}, {"a": a, "same": same}, {"a": b, "same": same}, evidence=evidence)
+
+
+def test_rows_only_for_entries_that_differ_with_evidence_and_links() -> None:
+    result = reconciliation(sample_decisions(), lock=LockOutcome("not-relocked", "not relocked (--no-lock): uv.lock is dev's"), merging=True, checked=True)
+    text = to_markdown(result)
+    assert "| **yes** | `a` |" in text and "| `same` |" not in text
+    assert "1 entry is the same on dev and main: `same`." in text
+    assert "  - rev order: diverged (neither is an ancestor of the other)" in text
+    assert f"[compare dev...main](https://github.com/o/a/compare/{SHA_A}...{SHA_B})" in text
+    assert f"[git a@{SHA_A[:12]}](https://github.com/o/a/commit/{SHA_A})" in text
+    assert "**Needs review**: 1 of 1 entries that differ flagged (100%)." in text
+    steps = next_steps(result)
+    assert steps[0].startswith("Relock in the CI image: `depsync lock`")
+    assert "`git commit --no-edit` (concludes the merge)." in steps[-2] and "`depsync guard`" in steps[-1]
+    document = json.loads(to_json(result))
+    assert document["flags"] == {"flagged": 1, "differing": 1, "rate": 1.0}
+    assert document["sources"][0]["links"]["compare"].endswith(f"{SHA_A}...{SHA_B}")
+    assert document["sources"][0]["rule"] == "main-changed/diverged"
+
+
+def test_a_huge_sync_stays_under_github_s_limit() -> None:
+    many = {f"pkg{i}": {"git": f"https://github.com/o/pkg{i}.git", "rev": SHA_A} for i in range(600)}
+    moved = {name: dict(value, rev=SHA_B) for name, value in many.items()}
+    decisions = merge_sources(many, many, moved, evidence=Evidence(gathered=True))  # 600 flagged: order unknown
+    changes = [PackageChange(f"dep{i}", "upgraded", "1.0", "2.0", i % 7 == 0) for i in range(6000)]
+    findings = [Finding("pyproject.toml", i, "source-inert", Severity.WARNING, f"finding {i} " + "x" * 80, "remove it") for i in range(500)]
+    result = reconciliation(decisions, lock=LockOutcome("relocked", "relocked with uv 0.7.2 (local runner)", changes), findings=findings, checked=True)
+    text = to_markdown(result)
+    assert len(text) <= BODY_LIMIT
+    assert "### Next steps" in text or "summary cut to fit" in text
+    assert "<details>" in text
+    assert text.startswith("## depsync reconcile")
+    small = to_markdown(reconciliation(sample_decisions()))
+    assert "<details><summary>" not in small.split("### Sources")[1].split("###")[0]  # a short table is not folded
+
+
+def test_a_failure_heads_the_summary_and_changes_the_next_steps() -> None:
+    result = reconciliation(sample_decisions(), lock=LockOutcome("failed", "relock failed: image x is not on this engine"), failure="image x is not on this engine")
+    text = to_markdown(result)
+    assert text.splitlines()[2].startswith("**Failed**: image x is not on this engine")
+    assert "rerun `depsync reconcile`" in next_steps(result)[0]
+    assert json.loads(to_json(result))["status"] == "failed"
+
+
+def test_secrets_in_sources_are_masked_in_both_reports() -> None:
+    leaky = {"git": "https://bot:ghp_abcdefghijklmnopqrstuvwxyz0123456789@git.example.invalid/o/r.git", "rev": SHA_A}
+    decisions = merge_sources({}, {}, {"leaky": leaky})
+    result = reconciliation(decisions)
+    for text in (to_markdown(result), to_json(result)):
+        assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in text
