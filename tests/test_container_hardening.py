@@ -337,7 +337,8 @@ def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:
             removed = set(sweep(api))
         finally:
             api.close()
-        assert {what for what, c in made.items() if c.id in removed} == {"exited, no owner", "running, owner gone"}
+        # another depsync run on this shared engine may sweep first: what counts is what is left
+        assert {what for what, c in made.items() if c.id in removed} <= {"exited, no owner", "running, owner gone"}
         names = {c.id for c in engine.containers.list(all=True)}
         assert {what for what, c in made.items() if c.id in names} == {"running, owner unknown", "running, owner alive", "exited, no label"}
     finally:

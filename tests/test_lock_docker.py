@@ -189,6 +189,11 @@ def test_build_the_dockerfile_target(engine, project: Path) -> None:  # type: ig
     result = depsync(project, "--runner", "docker", "--build", "--target", "main")
     assert result.returncode == 0, result.stderr
     assert "built from docker/Dockerfile.ci.dev" in result.stderr
+    import re
+
+    tag = re.search(r"image (depsync-lock:[0-9a-f]{12})", result.stderr)
+    assert tag, result.stderr
+    engine.images.remove(tag.group(1))  # one tag per project path: this test's project is gone after it
 
 
 def test_auto_uses_docker_and_image_from_config(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
