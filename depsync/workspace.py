@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from depsync import git
 from depsync.config import Config, DockerfileSpec, load_config
 from depsync.errors import DepsyncError
-from depsync.findings import Finding
 from depsync.limits import check_size
 from depsync.model.dockerfile import Dockerfile
-from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
-from depsync.rules import RULES, CheckInputs, ProtectedFile
 from depsync.untrusted import project_relative
+
+if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
+    from depsync.findings import Finding
+    from depsync.model.lock import Lock
+    from depsync.rules import CheckInputs, ProtectedFile
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -35,6 +37,8 @@ class FileReader:
         leaves the project (`..`, absolute, a symlink pointing out) is an error, never read."""
         relative = project_relative(path, "path")
         if self.ref is not None:
+            from depsync import git
+
             data = git.read_blob(self.root, self.ref, relative)
             if data is not None:
                 check_size(len(data), f"{self.ref}:{relative}")
@@ -71,6 +75,7 @@ class CliOverrides:
 
 
 def _markers_finding(path: str, lines: list[int]) -> Finding:
+    from depsync.rules import RULES
     return RULES["conflict-markers"].finding(
         path,
         lines[0],
@@ -117,6 +122,9 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
 
 
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
+    from depsync import git
+    from depsync.model.lock import Lock
+    from depsync.rules import RULES, CheckInputs
     if ref is not None:
         if not git.is_repository(root):
             raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
@@ -200,6 +208,8 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
 
 
 def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -> tuple[tuple[ProtectedFile, ...], str]:
+    from depsync import git
+    from depsync.rules import ProtectedFile
     if not config.protected_paths:
         return (), ""
     if not git.is_repository(root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.lazy import canonicalize_name  # packaging.utils compiles regexes at import
 
 from depsync.errors import DepsyncError
 from depsync.model.tomltext import TomlLines, parse_toml, strip_bom
