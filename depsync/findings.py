@@ -8,6 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+# Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
+# the human report can say so without importing the rules (a cached check never does).
+FIXABLE = frozenset({"docker-stale-no-install", "metadata-rev-mismatch", "source-pin-not-commit"})
+
+
 class Severity(enum.IntEnum):
     INFO = 0
     WARNING = 1

@@ -2,7 +2,8 @@
 
 Imports stay inside functions: a check answered from the result cache (depsync/cache.py)
 never imports the models, the rules or packaging, and the human format imports rich only
-on a terminal.
+when it colours (a terminal, FORCE_COLOR or --color always: depsync/ui.py). `--fix` and
+`--diff` are commands/fix.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from depsync import ui
 from depsync.errors import DepsyncError
 from depsync.workspace import CliOverrides
 
@@ -171,6 +173,19 @@ def render(findings: list[Finding], output_format: str, project: str, root: Path
     return to_plain(findings, project=project)
 
 
+def _say_what_was_read(inputs: CheckInputs | None, options: CheckOptions) -> None:
+    """-v: the files the check read, or that its result came from the cache."""
+    if not ui.verbose():
+        return
+    if inputs is None:
+        ui.detail("nothing changed since the last check of these files: its result, from the cache (--no-cache checks again)")
+        return
+    config = inputs.config
+    read = [config.pyproject, config.lock, *(d.path for d in inputs.dockerfiles), *(p.path for p in inputs.protected)]
+    where = f" at {options.ref}" if options.ref else ""
+    ui.detail(f"checked{where}: {', '.join(read)}")
+
+
 def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
@@ -182,10 +197,11 @@ def run(options: CheckOptions) -> int:
         findings = sorted(findings + deep_findings(loaded, options.root), key=lambda f: (f.file, f.line, f.rule))
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
-    if options.output_format == "human" and bool(getattr(sys.stdout, "isatty", lambda: False)()):
+    _say_what_was_read(inputs, options)
+    if options.output_format == "human" and ui.color(sys.stdout):  # a terminal, FORCE_COLOR or --color always
         from depsync.report.findings import print_human
 
-        print_human(findings, sys.stdout, project=project)
+        print_human(findings, sys.stdout, project=project, color=True)
     else:
         text = render(findings, options.output_format, project, options.root)
         sys.stdout.write(text)

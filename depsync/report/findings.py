@@ -7,7 +7,6 @@ more than a cached check): the same lines rich prints there, without colour.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import groupby
 from typing import TextIO
 
 from depsync import __version__
@@ -65,31 +64,49 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
     return "\n".join(lines)
 
 
-def _by_file(findings: Sequence[Finding]) -> list[tuple[str, list[Finding]]]:
-    ordered = sorted(findings, key=lambda f: (f.file, f.line, f.rule))
-    return [(file, list(items)) for file, items in groupby(ordered, key=lambda f: f.file)]
+def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
+    """The human report as (kind, text, finding) rows, kind one of head, item, fix.
+
+    Each finding is one `file:line severity rule message` row (the path on every row, so a
+    terminal or an editor can jump to it) and its fix below it. Findings one fix covers (same
+    file, rule, severity and fix) are one group: a head row `file:first-last ... N findings`,
+    a row per finding, and the fix once."""
+    from depsync.findings import FIXABLE, group
+
+    rows: list[tuple[str, str, Finding]] = []
+    for grouped in group(findings):
+        first = grouped.first
+        fixable = " (`depsync check --fix`)" if first.rule in FIXABLE else ""
+        if len(grouped.findings) == 1:
+            rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} {redact(first.message)}", first))
+            rows.append(("fix", f"  fix{fixable}: {redact(first.fix)}", first))
+            continue
+        rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} ({len(grouped.findings)} findings, one fix)", first))
+        for f in grouped.findings:
+            rows.append(("item", f"  line {f.line}: {redact(f.message)}" if f.line else f"  {redact(f.message)}", f))
+        rows.append(("fix", f"  fix{fixable}, all {len(grouped.findings)}: {redact(first.fix)}", first))
+    return rows
 
 
 def _summary_line(findings: Sequence[Finding]) -> str:
+    from depsync.findings import FIXABLE
+
     summary = counts(findings)
-    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s)"
+    fixable = sum(1 for f in findings if f.rule in FIXABLE)
+    tail = f"; {fixable} fixable with `depsync check --fix`" if fixable else ""
+    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}"
 
 
 def to_plain(findings: Sequence[Finding], *, project: str) -> str:
     """The human format without colour: what rich prints when stdout is not a terminal."""
-    lines = []
-    for file, items in _by_file(findings):
-        lines.append(file)
-        for f in items:
-            where = f"{file}:{f.line}" if f.line else file
-            lines.append(f"  {where} {f.severity} {f.rule} {redact(f.message)}")
-            lines.append(f"      fix: {redact(f.fix)}")
+    lines = [text for _, text, _ in _lines(findings)]
     lines.append(_summary_line(findings) if findings else f"depsync check: {project} is consistent")
     return "\n".join(lines) + "\n"
 
 
 def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None) -> None:
-    """Findings grouped by file, sorted by line; a summary line last. Colour (rich) only on a terminal."""
+    """The rows of _lines, sorted by file and line; a summary line last. Colour (rich) when
+    color is True, or on a terminal when it is None."""
     terminal = color if color is not None else bool(getattr(stream, "isatty", lambda: False)())
     if not terminal:
         stream.write(to_plain(findings, project=project))
@@ -99,14 +116,15 @@ def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, co
 
     console = Console(file=stream, force_terminal=color, highlight=False, soft_wrap=True)
     style = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-    for file, items in _by_file(findings):
-        console.print(f"[bold]{escape(file)}[/bold]")
-        for f in items:
-            where = f"{file}:{f.line}" if f.line else file
-            console.print(
-                f"  [dim]{escape(where)}[/dim] [{style[f.severity]}]{f.severity}[/] [magenta]{f.rule}[/magenta] {escape(redact(f.message))}"
-            )
-            console.print(f"      [green]fix:[/green] {escape(redact(f.fix))}")
+    for kind, text, f in _lines(findings):
+        if kind == "head":
+            where, _, rest = text.partition(f" {f.severity} {f.rule}")
+            console.print(f"[bold]{escape(where)}[/bold] [{style[f.severity]}]{f.severity}[/] [magenta]{f.rule}[/magenta]{escape(rest)}")
+        elif kind == "item":
+            console.print(f"[dim]{escape(text)}[/dim]")
+        else:
+            label, _, fix = text.partition(": ")
+            console.print(f"[green]{escape(label)}:[/green] {escape(fix)}")
     if not findings:
         console.print(f"[green]depsync check: {escape(project)} is consistent[/green]")
     else:

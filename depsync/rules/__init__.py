@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from depsync.config import Config
-from depsync.findings import Finding, Severity
+from depsync.findings import FIXABLE, Finding, Severity
 from depsync.model.dockerfile import Dockerfile
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
@@ -22,7 +22,11 @@ class Rule:
     id: str
     severity: Severity
     summary: str  # one line, Markdown: the README's rule table and `depsync rule --all` show it
-    fixable: bool = False  # `depsync check --fix` applies this rule's fix (depsync/autofix.py)
+
+    @property
+    def fixable(self) -> bool:
+        """`depsync check --fix` applies this rule's fix (depsync/autofix.py)."""
+        return self.id in FIXABLE
 
     def finding(self, file: str, line: int, message: str, fix: str) -> Finding:
         return Finding(file, line, self.id, self.severity, message, fix)
@@ -36,10 +40,10 @@ RULES: dict[str, Rule] = {
         Rule("docker-unknown-extra", _E, "a `--extra` in the Dockerfile's uv command is not defined in pyproject"),
         Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
         Rule("docker-not-locked", _E, "`uv sync` without `--locked`/`--frozen` (warning when another `uv sync` in the same file is locked)"),
-        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain", fixable=True),
+        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
-        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source", fixable=True),
+        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source"),
         Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `[tool.uv] required-version`"),
         Rule("uv-version-inconsistent", _W, "Dockerfiles pin different uv versions"),
         Rule("uv-lock-format", _E, "the lock's format version is not one the pinned uv reads"),
@@ -51,7 +55,7 @@ RULES: dict[str, Rule] = {
         Rule("lock-bad-hash", _E, "an artifact hash is malformed"),
         Rule("protected-path-changed", _E, "a protected path differs from the owner branch"),
         Rule("protected-unchecked", _I, "the owner ref is missing, so protected paths were not compared"),
-        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit", fixable=True),
+        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit"),
         Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
         Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
         Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),

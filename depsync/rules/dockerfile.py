@@ -113,6 +113,14 @@ def _why_unresolved(arg: Arg) -> str:
     return "which has no single value here"
 
 
+def _meant(name: str, known: set[str] | frozenset[str]) -> str:
+    """`; did you mean 'nvidia-cudnn-cu13'?` for a near miss (another CUDA build, a typo)."""
+    from depsync.findings import did_you_mean
+
+    guess = did_you_mean(_canonical(name), known)
+    return f"; did you mean {guess!r}?" if guess else ""
+
+
 def _literal_hint(command: UvCommand, value: str) -> str:
     return " (the exec form `RUN [...]` does not expand variables)" if command.exec_form and "$" in value else ""
 
@@ -153,7 +161,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         path,
                         arg.line,
                         f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {pyproject.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})"
-                        + _literal_hint(command, arg.value),
+                        + _literal_hint(command, arg.value)
+                        + _meant(arg.value, extras),
                         f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
                     )
             for arg in _names(command, ("--group", "--only-group", "--no-group")):
@@ -163,7 +172,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         path,
                         arg.line,
                         f"{where} names group {target.value!r}, which {pyproject.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})"
-                        + _literal_hint(command, target.value),
+                        + _literal_hint(command, target.value)
+                        + _meant(target.value, groups),
                         f"remove the flag or add {target.value!r} to [dependency-groups]",
                     )
             present, no_group = command.env_value("UV_NO_GROUP")
@@ -202,6 +212,6 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     yield RULES["docker-stale-no-install"].finding(
                         path,
                         arg.line,
-                        f"--no-install-package {arg.value}: the lock has no package {arg.value!r}, so the flag does nothing",
-                        "remove the flag (or check the package name)",
+                        f"--no-install-package {arg.value} does nothing: the lock has no package {arg.value!r}" + _meant(arg.value, lock_names),  # type: ignore[arg-type]
+                        "remove the flag (if the package was renamed, write its new name instead)",
                     )

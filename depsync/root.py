@@ -1,0 +1,71 @@
+"""Project-root discovery, the way uv finds its project: `depsync check` works from any
+subdirectory of a project, as `uv lock` does.
+
+From the starting directory upwards, the first pyproject.toml that has a uv.lock beside
+it or a [tool.uv] table is the project. When that one has no uv.lock and an ancestor is
+a uv workspace root with a lock (a member's directory), the workspace root is the project,
+since that is where uv keeps the lock. Nothing found: the starting directory, so the
+usual "pyproject.toml not found" error names the place the user gave.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+
+def _uv_table(pyproject: Path) -> dict | None:  # type: ignore[type-arg]
+    """pyproject's [tool.uv] ({} when it has an empty one), None when it has none or is not
+    readable TOML (see _is_project)."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {"unreadable": True}
+    tool = data.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    return uv if isinstance(uv, dict) else None
+
+
+def _is_project(directory: Path) -> bool:
+    pyproject = directory / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    # a pyproject.toml that does not parse counts: the user is in that project, and check says what is wrong
+    return (directory / "uv.lock").is_file() or _uv_table(pyproject) is not None
+
+
+def _workspace_root_above(directory: Path) -> Path | None:
+    for parent in directory.parents:
+        if (parent / "pyproject.toml").is_file() and (parent / "uv.lock").is_file():
+            uv = _uv_table(parent / "pyproject.toml")
+            if uv is not None and isinstance(uv.get("workspace"), dict):
+                return parent
+    return None
+
+
+def find_root(start: Path) -> Path:
+    """The project directory for start (see the module docstring); start when none is found."""
+    start = Path(os.path.abspath(start))  # `..` folded, symlinks kept as the user sees them
+    for directory in (start, *start.parents):
+        if _is_project(directory):
+            if not (directory / "uv.lock").is_file():
+                return _workspace_root_above(directory) or directory
+            return directory
+    return start
+
+
+def discover(path: Path) -> tuple[Path, str | None]:
+    """(the root to use, a note for stderr when it is not the directory the user named).
+
+    The root comes back relative to the current directory (`..`), so messages keep the
+    short paths users type; the note names it in full."""
+    start = path if path.is_dir() else path.parent
+    found = find_root(start)
+    if found == Path(os.path.abspath(start)):
+        return path, None
+    try:
+        relative = Path(os.path.relpath(found))
+    except ValueError:  # another drive (Windows)
+        relative = found
+    return relative, f"project root: {found}"
