@@ -23,11 +23,13 @@ def test_pre_commit_hooks_call_real_commands() -> None:
 
 
 def test_composite_action_and_sync_workflow_parse_and_use_depsync() -> None:
+    """The shapes; tests/test_action.py and tests/test_sync_workflow.py run them."""
     action = yaml.safe_load((REPO / ".github" / "actions" / "depsync-check" / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    steps = " ".join(step["run"] for step in action["runs"]["steps"])
-    assert "check" in steps and "--format github" in steps and "depsync diff" in steps
+    steps = " ".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert "check" in steps and "--format github" in steps
+    assert '"diff"' in (REPO / ".github" / "actions" / "depsync-check" / "summary.py").read_text()
     workflow = yaml.safe_load((REPO / "examples" / "sync-workflow.yml").read_text())
-    runs = " ".join(step.get("run", "") for step in workflow["jobs"]["sync"]["steps"])
-    for needle in ("git merge --no-edit origin/main", "depsync reconcile --summary", "depsync guard", "gh pr create"):
+    runs = " ".join(step.get("run", "") for job in workflow["jobs"].values() for step in job["steps"])
+    for needle in ("git merge --no-commit --no-ff", "reconcile", "guard", "gh pr create"):
         assert needle in runs
