@@ -34,18 +34,19 @@ def run(
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except BaseException:
-        _kill_group(child)
+        kill_group(child)
         raise
     return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
 
 
-def _kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
+def kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Kill a child started with start_new_session=True and everything it started, and reap it."""
     with signals.deferred():
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         try:
-            child.communicate(timeout=10)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             pass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import threading
 from collections.abc import Callable
@@ -113,22 +112,10 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
         with signals.immediate():
             status = child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(child)
+        process.kill_group(child)
         raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
     except BaseException:
-        _kill_group(child)
+        process.kill_group(child)
         raise
     reader.join(timeout=5)
     return UvResult(status, "\n".join(lines), "", used)
-
-
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    with signals.deferred():
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass

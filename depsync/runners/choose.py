@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from depsync import signals
+from depsync import process, signals
 from depsync.errors import DepsyncError
 from depsync.redact import redact
 from depsync.runners import LineSink, PhaseSink, Runner
@@ -233,8 +233,6 @@ def _docker_clis() -> list[str]:
 
 
 def _quiet(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str] | None:
-    from depsync import process
-
     try:
         return process.run(argv, env=env, timeout=30, text=True)
     except (OSError, subprocess.TimeoutExpired):
@@ -391,27 +389,14 @@ def _stream(argv: list[str], env: dict[str, str], timeout: float, on_line: LineS
         with signals.immediate():
             status = child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(child)
+        process.kill_group(child)
         return 124, f"it did not finish within {timeout:.0f}s"
     except BaseException:
-        _kill(child)
+        process.kill_group(child)
         raise
     reader.join(timeout=5)
     return status, (seen["error"] or seen["last"])[:300]
 
-
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    import signal
-
-    with signals.deferred():
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 def _build_with_sdk(endpoint: Endpoint, root: Path, dockerfile_path: str, options: LockOptions, build_args: dict[str, str], tag: str) -> None:
