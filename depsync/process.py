@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from depsync import signals
@@ -37,6 +38,40 @@ def run(
         kill_group(child)
         raise
     return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+
+def stream(
+    argv: Sequence[str],
+    *,
+    on_line: Callable[[str], None],
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> int:
+    """Like run(), but the output (stderr merged into stdout, in order) is handed to on_line a
+    line at a time as it comes; returns the exit status. Raises subprocess.TimeoutExpired
+    after killing the group; a handled signal cuts the wait at once."""
+    with signals.deferred():  # a signal between fork and here would lose track of the child
+        child = subprocess.Popen(
+            list(argv), cwd=cwd, env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+        def read() -> None:
+            assert child.stdout is not None
+            for raw in child.stdout:
+                on_line(raw.decode(errors="replace").rstrip("\r\n"))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+    try:
+        with signals.immediate():
+            status = child.wait(timeout=timeout)
+    except BaseException:
+        kill_group(child)
+        raise
+    reader.join(timeout=5)
+    return status
 
 
 def kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]

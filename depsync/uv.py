@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync import process, signals
+from depsync import process
 from depsync.errors import DepsyncError
 from depsync.redact import redact
 from depsync.untrusted import uv_version_allowed
@@ -94,28 +93,15 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"
     lines: list[str] = []
-    with signals.deferred():  # a signal between fork and here would lose track of the child
-        child = subprocess.Popen([*argv, *args], cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
-        def read() -> None:
-            assert child.stdout is not None
-            for raw in child.stdout:
-                text = raw.decode(errors="replace").rstrip("\r\n")
-                line = redact(transform(text) if transform else text)
-                lines.append(line)
-                if on_line:
-                    on_line(line)
+    def take(text: str) -> None:
+        line = redact(transform(text) if transform else text)
+        lines.append(line)
+        if on_line:
+            on_line(line)
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
     try:
-        with signals.immediate():
-            status = child.wait(timeout=timeout)
+        status = process.stream([*argv, *args], cwd=project, env=env, timeout=timeout, on_line=take)
     except subprocess.TimeoutExpired:
-        process.kill_group(child)
         raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
-    except BaseException:
-        process.kill_group(child)
-        raise
-    reader.join(timeout=5)
     return UvResult(status, "\n".join(lines), "", used)

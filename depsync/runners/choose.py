@@ -23,7 +23,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -368,33 +367,21 @@ def _stream(argv: list[str], env: dict[str, str], timeout: float, on_line: LineS
     """Run a command, its output streamed line by line (masked); (status, the line saying why it
     failed: the last one that looks like an error, else the last one). Its process group is
     killed on a timeout, an error or a signal."""
-    with signals.deferred():  # a signal between fork and here would lose track of the child
-        child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        seen = {"error": "", "last": ""}
+    seen = {"error": "", "last": ""}
 
-        def read() -> None:
-            assert child.stdout is not None
-            for raw in child.stdout:
-                line = redact(raw.decode(errors="replace").rstrip("\r\n"))
-                if line.strip():
-                    seen["last"] = line.strip()
-                    if _ERROR_LINE.search(line):
-                        seen["error"] = line.strip()
-                if on_line:
-                    on_line(line)
+    def take(text: str) -> None:
+        line = redact(text)
+        if line.strip():
+            seen["last"] = line.strip()
+            if _ERROR_LINE.search(line):
+                seen["error"] = line.strip()
+        if on_line:
+            on_line(line)
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
     try:
-        with signals.immediate():
-            status = child.wait(timeout=timeout)
+        status = process.stream(argv, env=env, timeout=timeout, on_line=take)
     except subprocess.TimeoutExpired:
-        process.kill_group(child)
         return 124, f"it did not finish within {timeout:.0f}s"
-    except BaseException:
-        process.kill_group(child)
-        raise
-    reader.join(timeout=5)
     return status, (seen["error"] or seen["last"])[:300]
 
 
