@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uvprojects import LocalMaterial, build_local_material, run_uv
+from uvprojects import LocalMaterial, build_find_links, build_local_material, run_uv
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DEPSYNC_SHARED", REPO.parent / "shared"))
@@ -66,6 +66,19 @@ def megatron_dev_project(tmp_path: Path) -> Path:
     target = tmp_path / "megatron"
     shutil.copytree(BUNDLED / "megatron-dev", target)
     return target
+
+
+def indexed_project(root: Path, dependencies: str = '"alpha>=1.0", "gamma"', tables: str = "") -> Path:
+    """A project whose package index (a flat wheel directory) lives inside it: a container sees
+    only the project, so the docker tests need the index there."""
+    root.mkdir()
+    build_find_links(root / "wheels")
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = [{dependencies}]\n\n'
+        f"{tables}"
+        '[[tool.uv.index]]\nname = "local"\nurl = "wheels"\nformat = "flat"\ndefault = true\n'
+    )
+    return root
 
 
 def init_repo(path: Path, files: dict[str, str], branch: str = "main") -> Path:

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMAGE
-from uvprojects import build_find_links
+from conftest import IMAGE, indexed_project
 
 pytestmark = pytest.mark.docker
 
@@ -80,14 +79,7 @@ def only(tmp_path: Path, *clis: str) -> dict[str, str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    build_find_links(root / "wheels")
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha>=1.0", "gamma"]\n\n'
-        '[project.optional-dependencies]\ndev = []\n\n'
-        '[[tool.uv.index]]\nname = "local"\nurl = "wheels"\nformat = "flat"\ndefault = true\n'
-    )
+    root = indexed_project(tmp_path / "proj", tables="[project.optional-dependencies]\ndev = []\n\n")
     (root / "docker").mkdir()
     return root
 

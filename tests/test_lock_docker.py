@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMAGE
-from uvprojects import build_find_links
+from conftest import IMAGE, indexed_project
 
 LABEL = "io.depsync.run"
 ROLE = "io.depsync.role"
@@ -53,14 +52,7 @@ def record_spawned(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project whose index (a flat wheel directory) lives inside it: only the project is mounted."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    build_find_links(root / "wheels")
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha>=1.0", "gamma"]\n\n'
-        '[[tool.uv.index]]\nname = "local"\nurl = "wheels"\nformat = "flat"\ndefault = true\n'
-    )
-    return root
+    return indexed_project(tmp_path / "proj")
 
 
 def depsync(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:

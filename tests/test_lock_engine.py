@@ -19,21 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMAGE
-from uvprojects import build_find_links
+from conftest import IMAGE, indexed_project
 
 ENGINE_SOCKET = "/var/run/docker.sock"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    build_find_links(root / "wheels")
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha>=1.0"]\n\n'
-        '[[tool.uv.index]]\nname = "local"\nurl = "wheels"\nformat = "flat"\ndefault = true\n'
-    )
+    root = indexed_project(tmp_path / "proj", '"alpha>=1.0"')
     return root
 
 
