@@ -41,26 +41,10 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 def megatron_merge(directory: Path) -> Path:
     """base -> dev and base -> main with the real Megatron files, a sync branch from dev."""
-    repo = directory / "megatron"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+    sys.path.insert(0, str(REPO / "tests"))
+    from conftest import megatron_history  # the same history tests/test_reconcile.py builds
 
-    def commit(side: str, owners: str, message: str) -> None:
-        for name in ("pyproject.toml", "uv.lock"):
-            shutil.copy(MEGATRON / side / name, repo / name)
-            (repo / name).chmod(0o644)
-        (repo / ".github").mkdir(exist_ok=True)
-        (repo / ".github" / "CODEOWNERS").write_text(owners)
-        git(repo, "add", "-A")
-        git(repo, "commit", "-qm", message)
-
-    commit("base", "* @owners\n", "base")
-    git(repo, "checkout", "-q", "-b", "dev")
-    commit("dev", "* @owners\n", "dev: TE f031cf87, cudnn-frontend from git, mamba-ssm from PyPI")
-    git(repo, "checkout", "-q", "main")
-    commit("main", "* @main-owners\n", "main: TE 4329ff84, nemo-run moved, new sources")
-    git(repo, "checkout", "-q", "-b", "sync", "dev")
-    return repo
+    return megatron_history(directory / "megatron")
 
 
 def start_merge(repo: Path) -> None:

@@ -60,6 +60,29 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+def megatron_history(repo: Path) -> Path:
+    """A repository whose base, dev and main commits carry the real Megatron-LM pyproject.toml and
+    uv.lock of those refs, checked out on a sync branch made from dev (tests and bench/)."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+
+    def commit(side: str, owners: str, message: str) -> None:
+        for name in ("pyproject.toml", "uv.lock"):
+            shutil.copy(MEGATRON / side / name, repo / name)
+            (repo / name).chmod(0o644)  # the shared fixtures may be read-only
+        write_files(repo, {".github/CODEOWNERS": owners})
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", message)
+
+    commit("base", "* @owners\n", "base")
+    git(repo, "checkout", "-q", "-b", "dev")
+    commit("dev", "* @owners\n", "dev: TE f031cf87, cudnn-frontend from git, mamba-ssm from PyPI")
+    git(repo, "checkout", "-q", "main")
+    commit("main", "* @main-owners\n", "main: TE 4329ff84, nemo-run moved, new sources")
+    git(repo, "checkout", "-q", "-b", "sync", "dev")
+    return repo
+
+
 @pytest.fixture
 def megatron_dev_project(tmp_path: Path) -> Path:
     """A copy of the bundled Megatron dev triple (real pyproject + lock, Dockerfile as documented)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MEGATRON, MEGATRON_SOURCE_CASES, env_for, git, write_files
+from conftest import MEGATRON, MEGATRON_SOURCE_CASES, env_for, git, megatron_history, write_files
 from uvprojects import LocalMaterial, uv_check
 
 
@@ -30,24 +29,7 @@ def snapshot(repo: Path, *paths: str) -> dict[str, bytes]:
 def megatron_repo(tmp_path: Path) -> Path:
     if not MEGATRON.exists():
         pytest.skip("real Megatron-LM data not available")
-    repo = tmp_path / "megatron"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-
-    def commit(side: str, owners: str, message: str) -> None:
-        for name in ("pyproject.toml", "uv.lock"):
-            shutil.copy(MEGATRON / side / name, repo / name)
-        write_files(repo, {".github/CODEOWNERS": owners})
-        git(repo, "add", "-A")
-        git(repo, "commit", "-qm", message)
-
-    commit("base", "* @owners\n", "base")
-    git(repo, "checkout", "-q", "-b", "dev")
-    commit("dev", "* @owners\n", "dev: TE f031cf87, cudnn-frontend from git, mamba-ssm from PyPI")
-    git(repo, "checkout", "-q", "main")
-    commit("main", "* @main-owners\n", "main: TE 4329ff84, nemo-run moved, new sources")
-    git(repo, "checkout", "-q", "-b", "sync", "dev")
-    return repo
+    return megatron_history(tmp_path / "megatron")
 
 
 def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> None:
