@@ -62,8 +62,8 @@ def installed_python(tmp: Path) -> str:
 
 def in_process_phases(project: Path) -> dict[str, float]:
     """Where depsync's own time goes (no interpreter start-up, imports already done)."""
-    from depsync.rules import run_rules
-    from depsync.workspace import load_inputs
+    from depsync.core.rules import run_rules
+    from depsync.shell.workspace import load_inputs
 
     start = time.perf_counter()
     inputs = load_inputs(project)

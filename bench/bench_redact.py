@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--old", action="store_true", help=f"also time HEAD's redact() (up to {OLD_LIMIT:,} characters)")
     args = parser.parse_args()
     os.environ.clear()
-    from depsync.redact import redact
+    from depsync.core.redact import redact
 
     old = old_redact() if args.old else None
     print(f"best of {args.runs} runs; replace = text.replace('SECRET', '***') over the same text")

@@ -466,7 +466,7 @@ def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[s
     """reconcile's plan for the final sync, in this process (real git; no lock, no writes)."""
     from packaging.utils import canonicalize_name
 
-    from depsync import git
+    from depsync.shell import git
     from depsync.commands.reconcile import ReconcileOptions, plan
 
     nodes = {canonicalize_name(n): {sha: node for node, sha in up.sha.items()} for n, up in scenario.upstreams.items()}

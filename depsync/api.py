@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depsync.findings import Finding
-from depsync.rules import freshness
-from depsync.workspace import load_inputs
+from depsync.core.findings import Finding
+from depsync.core.rules import freshness
+from depsync.shell.workspace import load_inputs
 
 
 def lock_freshness(project_dir: Path) -> list[Finding]:

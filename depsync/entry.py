@@ -4,7 +4,7 @@ Importing the CLI (argparse, dataclasses, pathlib, the models, the rules, packag
 more than answering a repeated check from the result cache (depsync/cache.py). So a
 `depsync check` whose command line is plain (the options below, spelled out, no
 abbreviation) is looked up here first, with nothing but the interpreter's own modules
-imported; anything else, a miss, or a terminal that wants colour goes to depsync.cli as
+imported; anything else, a miss, or a terminal that wants colour goes to depsync.cli.parser as
 before. The key is built exactly as depsync.commands.check.request() builds it from the
 parsed options (tests/test_check_cache.py holds the two to each other). When the CLI would
 check another directory than the one named (it looks upwards for the project root), the
@@ -91,7 +91,7 @@ def _replay(args: list[str]) -> int | None:
             return None  # colour: rich renders it, after the CLI's own lookup
     except (AttributeError, ValueError):  # no usable stdout: the CLI says what to say
         return None
-    from depsync import cache
+    from depsync.shell import cache
 
     try:
         return cache.replay(request, output_format, project, strict)
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         replayed = _replay(args[1:])
         if replayed is not None:
             return replayed
-    from depsync.cli import main as cli_main
+    from depsync.cli.parser import main as cli_main
 
     return cli_main(argv)
 

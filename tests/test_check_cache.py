@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUNDLED, git, init_repo, write_files
-from depsync import cache
+from depsync.shell import cache
 from depsync.entry import check_request, display_path
 from test_rules import LOCK, PYPROJECT
 
@@ -67,8 +67,8 @@ def test_a_hit_imports_only_the_cache(project: Path, cache_home: Path) -> None:
     assert run(project, "--format", "json", cache_home=cache_home).returncode == 0
     assert run(project, "--format", "json", cache_home=cache_home).returncode == 0  # renders once more, kept
     modules = imported(project, "--format", "json", cache_home=cache_home)
-    assert "depsync.cache" in modules
-    assert {m for m in modules if m.startswith("depsync")} <= {"depsync", "depsync.cache", "depsync.entry"}
+    assert "depsync.shell.cache" in modules
+    assert {m for m in modules if m.startswith("depsync")} <= {"depsync", "depsync.shell", "depsync.shell.cache", "depsync.entry"}
     heavy = {"argparse", "dataclasses", "packaging", "rich", "json", "tomllib", "subprocess", "pathlib", "typing"}
     assert not modules & heavy - _startup_modules()
 
@@ -226,10 +226,10 @@ def test_concurrent_checks_agree_and_leave_whole_entries(project: Path, cache_ho
     ],
 )
 def test_fast_parse_matches_the_cli(argv: list[str]) -> None:
-    from depsync import cli
+    from depsync.cli import parser as cli
     from depsync.commands import check
-    from depsync.config import DockerfileSpec
-    from depsync.workspace import CliOverrides
+    from depsync.core.config import DockerfileSpec
+    from depsync.shell.workspace import CliOverrides
 
     args = cli.parser().parse_args(["check", *argv])
     if args.path is None:
@@ -271,15 +271,15 @@ def test_bundled_example_replays_through_both_entries(tmp_path: Path, cache_home
 def test_lazy_canonicalize_name_is_packagings(name: str) -> None:
     from packaging.utils import canonicalize_name
 
-    from depsync.lazy import canonicalize_name as lazy
+    from depsync.core.names import canonicalize_name as lazy
 
     assert lazy(name) == canonicalize_name(name)
 
 
 @pytest.mark.parametrize("url", ["https://user:tok@Example.COM:443/x.git", "git+ssh://git@host:22/x", "http://[::1", "file:///srv/repo", ""])
 def test_lazy_host_of_is_the_sources_one(url: str) -> None:
-    from depsync.lazy import host_of
-    from depsync.sources import host_of as original
+    from depsync.core.names import host_of
+    from depsync.core.sync.sources import host_of as original
 
     assert host_of(url) == original(url)
 

@@ -174,4 +174,4 @@ def test_human_output_off_a_terminal_is_plain_and_imports_no_rich(tmp_path: Path
     assert result.returncode == 1
     assert result.stdout.splitlines()[0].startswith("pyproject.toml:9 error lock-stale ") and "\x1b[" not in result.stdout
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-    assert "depsync.rules.freshness" in imported and not {m for m in imported if m.split(".")[0] == "rich"}
+    assert "depsync.core.rules.freshness" in imported and not {m for m in imported if m.split(".")[0] == "rich"}

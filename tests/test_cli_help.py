@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, write_files
-from depsync.cli import parser
+from depsync.cli.parser import parser
 from depsync.commands.completion import commands, script
 from test_rules import LOCK, PYPROJECT
 

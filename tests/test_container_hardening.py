@@ -174,8 +174,8 @@ def nothing_left_behind(engine, spawned: set[int]):  # type: ignore[no-untyped-d
 
 def test_every_container_is_hardened(engine, introspect_image: str, project: Path, fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """The probe and the lock container, as the engine has them right after create, and as uv sees it."""
-    from depsync.runners import docker as docker_runner
-    from depsync.runners.docker import PIDS_LIMIT, DockerRunner
+    from depsync.shell.runners import docker as docker_runner
+    from depsync.shell.runners.docker import PIDS_LIMIT, DockerRunner
 
     seen: list[dict] = []
     original = docker_runner._Run.create
@@ -218,7 +218,7 @@ def test_every_container_is_hardened(engine, introspect_image: str, project: Pat
 def test_a_non_root_caller_locks_with_a_fresh_cache_volume(engine, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """The volume's root is made 1777 by put_archive (the engine extracts it, no root container);
     uid 65534 without capabilities can then write its cache there, and lock."""
-    from depsync.runners import docker as docker_runner
+    from depsync.shell.runners import docker as docker_runner
 
     volume = f"depsync-test-cache-{uuid.uuid4().hex[:8]}"
     mount = {volume: {"bind": "/c", "mode": "rw"}}
@@ -248,7 +248,7 @@ def test_a_non_root_caller_locks_with_a_fresh_cache_volume(engine, project: Path
 def test_an_image_without_uv_is_no_uv_not_an_error(engine, no_uv_image: str, project: Path, fresh_cache: Path) -> None:  # type: ignore[no-untyped-def]
     """`uv` missing from the image: the probe says "no uv" (the engine's exec error is caught)."""
     from depsync.errors import DepsyncError
-    from depsync.runners.docker import DockerRunner
+    from depsync.shell.runners.docker import DockerRunner
 
     with pytest.raises(DepsyncError, match="has no uv and no version is pinned"):
         DockerRunner(no_uv_image).lock(project, [], 300)
@@ -300,7 +300,7 @@ def test_the_run_after_a_sigkilled_one_removes_its_container_and_secret(engine, 
 def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:  # type: ignore[no-untyped-def]
     """At the start of a run: containers that ended, and running ones whose depsync is gone, are removed;
     running ones of a live or unknown owner, and any container without the label, are not touched."""
-    from depsync.runners.docker import _host_identity, _start_time, client, sweep
+    from depsync.shell.runners.docker import _host_identity, _start_time, client, sweep
 
     host = _host_identity()
     assert host is not None
@@ -449,7 +449,7 @@ DRIVER = """
 import sys
 from pathlib import Path
 
-from depsync import signals
+from depsync.shell import signals
 from depsync.errors import DepsyncError
 
 signals.install()  # what the CLI does at start

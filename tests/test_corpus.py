@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from depsync.cli import main
+from depsync.cli.parser import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
 from uvprojects import UV, uv_env  # noqa: E402

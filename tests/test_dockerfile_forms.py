@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from depsync.findings import Finding, Severity
-from depsync.model.dockerfile import Dockerfile, UvCommand
-from depsync.rules import dockerfile as docker_rules
+from depsync.core.findings import Finding, Severity
+from depsync.core.model.dockerfile import Dockerfile, UvCommand
+from depsync.core.rules import dockerfile as docker_rules
 from test_rules import LOCK, PYPROJECT, inputs
 
 CORPUS = Path(__file__).parent / "corpus_dockerfiles"

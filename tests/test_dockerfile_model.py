@@ -3,8 +3,8 @@
 import pytest
 
 from depsync.errors import DepsyncError
-from depsync.model.dockerfile import Dockerfile
-from depsync.model.shell import expand, split_commands
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.shell import expand, split_commands
 
 HEREDOC = '''\
 ARG UV_VERSION=0.7.2

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, init_repo, write_files
-from depsync import autofix
-from depsync.rules import run_rules
+from depsync.core import autofix
+from depsync.core.rules import run_rules
 from test_rules import LOCK, PYPROJECT, inputs
 from uvprojects import LocalMaterial, run_uv
 
@@ -26,7 +26,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def test_every_fixable_rule_has_a_fix() -> None:
-    from depsync.findings import FIXABLE
+    from depsync.core.findings import FIXABLE
 
     assert FIXABLE == {autofix._STALE, autofix._PIN, autofix._METADATA}
 
@@ -87,7 +87,7 @@ def test_fix_megatron(megatron_dev_project: Path) -> None:
 
 
 def test_the_dockerfile_still_builds_the_same_commands(megatron_dev_project: Path) -> None:
-    from depsync.model.dockerfile import Dockerfile
+    from depsync.core.model.dockerfile import Dockerfile
 
     path = megatron_dev_project / "docker" / "Dockerfile.ci.dev"
     before = Dockerfile.from_text(path.read_text())

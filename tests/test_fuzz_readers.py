@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import BUNDLED
-from depsync.config import Config
+from depsync.core.config import Config
 from depsync.errors import DepsyncError
-from depsync.model.dockerfile import Dockerfile
-from depsync.model.lock import Lock
-from depsync.model.pyproject import Pyproject
-from depsync.rules import CheckInputs, run_rules
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.rules import CheckInputs, run_rules
 from fuzzing import mutate
 from test_rules import LOCK, PYPROJECT
 

@@ -126,7 +126,7 @@ def test_timeout_stops_and_removes_the_container(engine, slow_image: str, projec
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_signal_during_run_removes_the_container(engine, slow_image: str, project: Path, signum: int) -> None:  # type: ignore[no-untyped-def]
-    """Through the CLI (depsync.signals): exit 128 + signum, like a shell (130, 143, 129)."""
+    """Through the CLI (depsync.shell.signals): exit 128 + signum, like a shell (130, 143, 129)."""
     assert depsync(project, "--runner", "local").returncode == 0
     before = (project / "uv.lock").read_bytes()
     process = subprocess.Popen(

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from depsync.runners import copy_project, path_rewriter
+from depsync.shell.runners import copy_project, path_rewriter
 
 
 def test_the_copy_keeps_bytes_modes_times_and_links_and_skips_what_uv_does_not_read(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_the_copy_keeps_bytes_modes_times_and_links_and_skips_what_uv_does_not_r
 
 
 def test_a_killed_runs_work_copy_is_removed_by_the_next_run(tmp_path: Path) -> None:
-    from depsync.runners.docker import _start_time, _sweep_work_copies, _work_prefix
+    from depsync.shell.runners.docker import _start_time, _sweep_work_copies, _work_prefix
 
     gone = subprocess.Popen(["true"])
     started = _start_time(gone.pid)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conftest import megatron
-from depsync.lockdiff import diff_locks, summarize
-from depsync.model.lock import Lock
+from depsync.core.lockdiff import diff_locks, summarize
+from depsync.core.model.lock import Lock
 
 
 def test_megatron_main_to_dev() -> None:

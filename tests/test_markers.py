@@ -2,7 +2,7 @@
 
 import pytest
 
-from depsync.model.markers import conjoin, markers_equivalent, parse_marker, specifiers_equivalent
+from depsync.core.model.markers import conjoin, markers_equivalent, parse_marker, specifiers_equivalent
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from depsync.rules import run_rules
-from depsync.workspace import load_inputs
+from depsync.core.rules import run_rules
+from depsync.shell.workspace import load_inputs
 from uvprojects import LocalMaterial, lock_project, write_project
 
 PROJECTS = 120
@@ -90,7 +90,7 @@ def test_consistent_generated_project_has_no_findings(seed: int, material: Local
 
 def test_bom_is_skipped_and_lines_still_count_from_one() -> None:
     """uv reads a pyproject.toml that starts with a UTF-8 BOM; findings keep their lines."""
-    from depsync.model.pyproject import Pyproject
+    from depsync.core.model.pyproject import Pyproject
 
     project = Pyproject.from_text('\ufeff[project]\nname = "demo"\nversion = "0.1.0"\n')
     assert project.name == "demo"
@@ -100,9 +100,9 @@ def test_bom_is_skipped_and_lines_still_count_from_one() -> None:
 
 def test_path_sources_of_path_packages_are_joined_to_their_directory() -> None:
     """uv records `{ path = "../b" }` written in 3rdparty/a as 3rdparty/b (workspace-root relative)."""
-    from depsync.model.lowering import Context, expected_inputs
-    from depsync.model.pyproject import Pyproject
-    from depsync.model.requirements import Source, sources_match
+    from depsync.core.model.lowering import Context, expected_inputs
+    from depsync.core.model.pyproject import Pyproject
+    from depsync.core.model.requirements import Source, sources_match
 
     a = Pyproject.from_text('[project]\nname = "a"\nversion = "1"\ndependencies = ["b"]\n[tool.uv.sources]\nb = { path = "../b" }\n')
     (req,) = expected_inputs(a, Context("3rdparty/a")).requires_dist

@@ -6,9 +6,9 @@ import difflib
 import tomllib
 
 from conftest import megatron
-from depsync.metadata_sync import plan_metadata
-from depsync.pyproject_edit import apply_plan
-from depsync.sources import Evidence, Policy, merge_sources
+from depsync.core.sync.metadata import plan_metadata
+from depsync.core.sync.pyproject_edit import apply_plan
+from depsync.core.sync.sources import Evidence, Policy, merge_sources
 
 
 def reconcile_texts(base: str, dev: str, main: str, policy: Policy = Policy()) -> tuple[str, list, list]:

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from depsync.config import valid_keys
-from depsync.rules import RULES, rule_table
+from depsync.core.config import valid_keys
+from depsync.core.rules import RULES, rule_table
 from test_distribution import QUICK_START
 
 README = (REPO / "README.md").read_text()
@@ -34,7 +34,7 @@ def test_every_rule_is_in_the_readme_table() -> None:
 
 
 def test_the_rule_table_is_the_registry() -> None:
-    assert rule_table() in README, "README's rule table differs from depsync.rules.rule_table():\n" + rule_table()
+    assert rule_table() in README, "README's rule table differs from depsync.core.rules.rule_table():\n" + rule_table()
 
 
 def test_every_config_key_is_documented() -> None:

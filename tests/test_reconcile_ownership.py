@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from depsync.merge import expected_pyproject, reconciled_pyproject, uv_tables
-from depsync.config import Config
+from depsync.core.sync.merge import expected_pyproject, reconciled_pyproject, uv_tables
+from depsync.core.config import Config
 
 LOCK = "version = 1\nrevision = 3\n"
 
@@ -154,7 +154,7 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
 
 
 def test_rev_order_of_commits_tags_and_branches(upstream: tuple[str, dict[str, str]], tmp_path: Path) -> None:
-    from depsync.revs import SourceRepos
+    from depsync.shell.revs import SourceRepos
 
     url, u = upstream
     repo = Path(url.removeprefix("file://"))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from depsync.redact import MASK, RedactingStream, redact, secret_values
+from depsync.core.redact import MASK, RedactingStream, redact, secret_values
 
 
 @pytest.fixture(autouse=True)

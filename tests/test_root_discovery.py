@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from conftest import write_files
-from depsync.root import discover, find_root
+from depsync.cli.root import discover, find_root
 from test_rules import LOCK, PYPROJECT
 
 

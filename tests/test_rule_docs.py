@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from depsync.rules import RULES
-from depsync.rules.docs import DOCS, render
+from depsync.core.rules import RULES
+from depsync.core.rules.docs import DOCS, render
 
 
 def depsync(*args: str) -> subprocess.CompletedProcess[str]:

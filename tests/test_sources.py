@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from conftest import MEGATRON_SOURCE_CASES, megatron
-from depsync.sources import (
+from depsync.core.sync.sources import (
     RULES,
     EntryChange,
     Evidence,

@@ -169,7 +169,7 @@ def test_a_build_backend_cannot_write_the_callers_files_docker(engine, tmp_path:
 
 
 def test_the_work_copy_shares_no_inode(tmp_path: Path) -> None:
-    from depsync.runners import copy_project
+    from depsync.shell.runners import copy_project
 
     root = hostile_project(tmp_path / "proj")
     copy = copy_project(root, tmp_path / "copy")
@@ -420,7 +420,7 @@ def test_lock_with_a_summary_directory_changes_nothing(small_repo: Path, materia
 # -- 8. bounds: an input too large to read is refused before it is parsed -------------------------
 
 def test_an_oversized_lock_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    from depsync.limits import MAX_INPUT_BYTES
+    from depsync.core.limits import MAX_INPUT_BYTES
 
     project = tmp_path / "project"
     write_files(project, {"pyproject.toml": '[project]\nname = "demo"\nversion = "0.1.0"\n'})

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from depsync import ui
+from depsync.report import ui
 from depsync.errors import DepsyncError
-from depsync.workspace import CliOverrides
+from depsync.shell.workspace import CliOverrides
 
 if TYPE_CHECKING:
-    from depsync.cache import Request
-    from depsync.findings import Finding
-    from depsync.rules import CheckInputs
+    from depsync.shell.cache import Request
+    from depsync.core.findings import Finding
+    from depsync.core.rules import CheckInputs
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
 
     Never `uv tool run uv@X`: that asks the package index every time (a DNS query and an
     HTTPS connection per call), which a gate that says --offline must not do."""
-    from depsync.untrusted import uv_version_allowed
-    from depsync.uv import host_uv, uv_binary, uv_version
+    from depsync.core.trust import uv_version_allowed
+    from depsync.shell.uv import host_uv, uv_binary, uv_version
 
     pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
     pinned = pins[0] if pins else None
@@ -69,10 +69,10 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     """
     import subprocess
 
-    from depsync import process
-    from depsync.redact import redact
-    from depsync.rules import RULES
-    from depsync.uv import error_summary
+    from depsync.shell import process
+    from depsync.core.redact import redact
+    from depsync.core.rules import RULES
+    from depsync.shell.uv import error_summary
 
     argv, version = pinned_uv(inputs)
     env = dict(os.environ, NO_COLOR="1", UV_OFFLINE="1")
@@ -93,7 +93,7 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
 
 
 def exit_code(findings: list[Finding], strict: bool) -> int:
-    from depsync.findings import Severity
+    from depsync.core.findings import Severity
 
     failing = Severity.WARNING if strict else Severity.ERROR
     return 1 if any(f.severity >= failing for f in findings) else 0
@@ -131,8 +131,8 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
 def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
     cache key of the result, and the loaded inputs when they were loaded."""
-    from depsync import cache
-    from depsync.findings import Finding, Severity
+    from depsync.shell import cache
+    from depsync.core.findings import Finding, Severity
 
     use_cache = not options.no_cache and cache.enabled()
     key = request(options)
@@ -140,9 +140,9 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
         found = cache.lookup(key)
         if found is not None:
             return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None
-    from depsync.redact import redact
-    from depsync.rules import run_rules
-    from depsync.workspace import load_inputs
+    from depsync.core.redact import redact
+    from depsync.core.rules import run_rules
+    from depsync.shell.workspace import load_inputs
 
     started = time.time_ns()
     with cache.recording() as opened:
@@ -191,7 +191,7 @@ def run(options: CheckOptions) -> int:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     findings, key, inputs = _findings_now(options)
     if options.deep:
-        from depsync.workspace import load_inputs
+        from depsync.shell.workspace import load_inputs
 
         loaded = inputs if inputs is not None else load_inputs(options.root, options.ref, options.overrides)
         findings = sorted(findings + deep_findings(loaded, options.root), key=lambda f: (f.file, f.line, f.rule))
@@ -206,8 +206,8 @@ def run(options: CheckOptions) -> int:
         text = render(findings, options.output_format, project, options.root)
         sys.stdout.write(text)
         if key is not None:
-            from depsync import cache
-            from depsync.redact import redact
+            from depsync.shell import cache
+            from depsync.core.redact import redact
 
             # a SARIF log names paths from the working directory: kept per directory
             shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"

@@ -6,11 +6,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync import git
+from depsync.shell import git
 from depsync.errors import DepsyncError
-from depsync.lockdiff import diff_locks
-from depsync.model.lock import Lock
-from depsync.model.tomltext import conflict_marker_lines
+from depsync.core.lockdiff import diff_locks
+from depsync.core.model.lock import Lock
+from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.report.lockdiff import print_table, to_json, to_markdown
 
 DEFAULT_OLD, DEFAULT_NEW = "HEAD:uv.lock", "uv.lock"

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from depsync import signals
-from depsync.autofix import FixPlan, plan
+from depsync.shell import signals
+from depsync.core.autofix import FixPlan, plan
 from depsync.errors import DepsyncError
-from depsync.fileio import Snapshot, confined, write_atomic
-from depsync.findings import Finding
-from depsync.rules import CheckInputs, run_rules
-from depsync.workspace import CliOverrides, FileReader, load_inputs
+from depsync.shell.fileio import Snapshot, confined, write_atomic
+from depsync.core.findings import Finding
+from depsync.core.rules import CheckInputs, run_rules
+from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
 
 if TYPE_CHECKING:
     from depsync.commands.check import CheckOptions
@@ -78,7 +78,7 @@ def _confirm(fixes: FixPlan, before: list[Finding], after: list[Finding]) -> Non
 def print_summary(fixes: FixPlan, *, applied: bool) -> None:
     """What was (or would be) fixed, one line per fix (a group of findings), on stderr: stdout
     stays the report or the diff. -q leaves it out."""
-    from depsync import ui
+    from depsync.report import ui
 
     count = len(fixes.fixed)
     if count:
@@ -127,7 +127,7 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
 
 def render(findings: list[Finding], options: CheckOptions) -> None:
     """As `depsync check` renders (commands/check.py), never from or into the cache: the files just changed."""
-    from depsync import ui
+    from depsync.report import ui
     from depsync.commands.check import render as render_text
 
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")

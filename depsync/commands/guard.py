@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from typing import TextIO
 from pathlib import Path
 
-from depsync import git
-from depsync.config import Config
+from depsync.shell import git
+from depsync.core.config import Config
 from depsync.errors import DepsyncError
-from depsync.merge import expected_pyproject, uv_tables
-from depsync.model.lock import Lock
-from depsync.model.pyproject import Pyproject
-from depsync.model.tomltext import conflict_marker_lines
-from depsync.rules import CheckInputs, freshness
-from depsync.workspace import FileReader, config_of
+from depsync.core.sync.merge import expected_pyproject, uv_tables
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.tomltext import conflict_marker_lines
+from depsync.core.rules import CheckInputs, freshness
+from depsync.shell.workspace import FileReader, config_of
 
 
 @dataclass(frozen=True)

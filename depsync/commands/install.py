@@ -13,11 +13,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync import git
-from depsync.config import Config
+from depsync.shell import git
+from depsync.core.config import Config
 from depsync.errors import DepsyncError
-from depsync.fileio import confined, write_atomic
-from depsync.workspace import FileReader, config_of
+from depsync.shell.fileio import confined, write_atomic
+from depsync.shell.workspace import FileReader, config_of
 
 HOOK_MARK = "# installed by depsync install --pre-push"
 DRIVERS = {

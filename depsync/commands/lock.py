@@ -12,14 +12,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from depsync import faults
+from depsync.shell import faults
 from depsync.errors import DepsyncError
-from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
-from depsync.model.pyproject import Pyproject
-from depsync.runners import LockRun
-from depsync.runners.choose import choose_runner, image_from_dockerfile, wanted_uv_version
-from depsync.uv import error_summary
-from depsync.workspace import FileReader, ci_dockerfile, config_of
+from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
+from depsync.core.model.pyproject import Pyproject
+from depsync.shell.runners import LockRun
+from depsync.shell.runners.choose import choose_runner, image_from_dockerfile, wanted_uv_version
+from depsync.shell.uv import error_summary
+from depsync.shell.workspace import FileReader, ci_dockerfile, config_of
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,8 @@ def run(options: LockOptions) -> int:
             write_report(options.summary, to_markdown([], result.uv_version, why))
         print_changes([], sys.stdout, written=False)
         return 0
-    from depsync.lockdiff import diff_locks
-    from depsync.model.lock import Lock
+    from depsync.core.lockdiff import diff_locks
+    from depsync.core.model.lock import Lock
 
     new_lock = Lock.from_text(result.new_lock.decode(), config.lock)  # only a lock that parses replaces the old one
     empty = Lock.from_text("version = 1\n", config.lock)

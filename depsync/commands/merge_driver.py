@@ -21,11 +21,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from depsync import git
-from depsync.config import Config
+from depsync.shell import git
+from depsync.core.config import Config
 from depsync.errors import DepsyncError
-from depsync.merge import AlignedVersions, aligned_versions
-from depsync.workspace import FileReader, config_of
+from depsync.core.sync.merge import AlignedVersions, aligned_versions
+from depsync.shell.workspace import FileReader, config_of
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -183,9 +183,9 @@ def _pyproject_versions(top: Path, pyproject_path: str, theirs: str) -> tuple[st
 
 def _staleness(config: Config, pyproject_text: str, lock: bytes) -> str | None:
     """Why lock is stale for pyproject_text (static check, as `depsync check`), None when fresh."""
-    from depsync.model.lock import Lock
-    from depsync.model.pyproject import Pyproject
-    from depsync.rules import CheckInputs, freshness
+    from depsync.core.model.lock import Lock
+    from depsync.core.model.pyproject import Pyproject
+    from depsync.core.rules import CheckInputs, freshness
 
     try:
         inputs = CheckInputs(config, Pyproject.from_text(pyproject_text, config.pyproject), Lock.from_text(lock.decode(), config.lock))
@@ -241,7 +241,7 @@ def _run_lock(options: DriverOptions, config: Config, sides: Sides, ours: bytes,
             _say(f"{options.path}: took the lock of `{sides.owner}` (the {config.owner_ref} side); it is stale for the merged "
                  f"{config.pyproject} ({why}): after the merge run `depsync lock` and commit uv.lock")
         return 0
-    from depsync.runners.local import LocalRunner
+    from depsync.shell.runners.local import LocalRunner
 
     result = LocalRunner().lock(Path.cwd(), [], 1800, replace={config.pyproject: pyproject.text.encode(), config.lock: owner_lock})
     if result.returncode != 0 or result.new_lock is None:

@@ -18,22 +18,24 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from depsync import faults, git, signals
-from depsync.config import Config
+from depsync.shell import faults
+from depsync.shell import git
+from depsync.shell import signals
+from depsync.core.config import Config
 from depsync.errors import DepsyncError
-from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
-from depsync.lockdiff import diff_locks
-from depsync.merge import policy_of, reconciled_pyproject
-from depsync.model.lock import Lock
-from depsync.model.pyproject import Pyproject
-from depsync.model.tomltext import conflict_marker_lines
-from depsync.reconciliation import LockOutcome, Reconciliation
-from depsync.rules import run_rules
-from depsync.rules.sources import required_names
-from depsync.runners import Runner
-from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
-from depsync.uv import error_summary
-from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
+from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
+from depsync.core.lockdiff import diff_locks
+from depsync.core.sync.merge import policy_of, reconciled_pyproject
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.tomltext import conflict_marker_lines
+from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+from depsync.core.rules import run_rules
+from depsync.core.rules.sources import required_names
+from depsync.shell.runners import Runner
+from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
+from depsync.shell.uv import error_summary
+from depsync.shell.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
 
 def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], needs: frozenset[str], dev_commit: str, main_commit: str, fetch: bool) -> Evidence:
     """The evidence for the entries where dev and main differ; the others need none."""
-    from depsync.revs import orders_for
+    from depsync.shell.revs import orders_for
 
     policy = policy_of(config)
     differing = {canonicalize_name(d.name): d for d in cases if d.differs}

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from depsync.errors import DepsyncError
-from depsync.findings import did_you_mean
+from depsync.core.findings import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -17,8 +17,8 @@ class RuleOptions:
 
 
 def _as_json(rule_ids: list[str]) -> str:
-    from depsync.rules import RULES
-    from depsync.rules.docs import DOCS
+    from depsync.core.rules import RULES
+    from depsync.core.rules.docs import DOCS
 
     return json.dumps(
         [
@@ -39,7 +39,7 @@ def _as_json(rule_ids: list[str]) -> str:
 
 def table() -> str:
     """Every rule on one line: id, default severity, whether --fix fixes it, what it finds."""
-    from depsync.rules import RULES
+    from depsync.core.rules import RULES
 
     width = max(len(rule_id) for rule_id in RULES)
     lines = [f"{'rule':<{width}}  {'default':<7}  fix  finds"]
@@ -50,8 +50,8 @@ def table() -> str:
 
 
 def run(options: RuleOptions) -> int:
-    from depsync.rules import RULES
-    from depsync.rules.docs import render
+    from depsync.core.rules import RULES
+    from depsync.core.rules.docs import render
 
     if options.all == (options.rule is not None):
         raise DepsyncError("name one rule (depsync rule docker-stale-no-install) or give --all")

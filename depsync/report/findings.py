@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from depsync import __version__
-from depsync.findings import Finding, Severity
-from depsync.redact import redact
+from depsync.core.findings import Finding, Severity
+from depsync.core.redact import redact
 
 SCHEMA = "depsync.check/1"
 
@@ -71,7 +71,7 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
     terminal or an editor can jump to it) and its fix below it. Findings one fix covers (same
     file, rule, severity and fix) are one group: a head row `file:first-last ... N findings`,
     a row per finding, and the fix once."""
-    from depsync.findings import FIXABLE, group
+    from depsync.core.findings import FIXABLE, group
 
     rows: list[tuple[str, str, Finding]] = []
     for grouped in group(findings):
@@ -89,7 +89,7 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
 
 
 def _summary_line(findings: Sequence[Finding]) -> str:
-    from depsync.findings import FIXABLE
+    from depsync.core.findings import FIXABLE
 
     summary = counts(findings)
     fixable = sum(1 for f in findings if f.rule in FIXABLE)

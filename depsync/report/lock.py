@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from depsync.lockdiff import PackageChange
+    from depsync.core.lockdiff import PackageChange
 
 TICK = 0.2  # s between redraws of the status line
 _CLEAR = "\x1b[2K"  # erase the whole line; the cursor stays at column 0 after the status's "\r"

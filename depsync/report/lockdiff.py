@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from depsync.lockdiff import PackageChange, label, summarize
+from depsync.core.lockdiff import PackageChange, label, summarize
 
 # /2: each side is {"version", "source", "url"/"path", "commit"}, not one "1.2.0 (registry)" string
 SCHEMA = "depsync.diff/2"

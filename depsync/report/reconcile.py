@@ -13,11 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from depsync.reconciliation import Reconciliation
-from depsync.redact import redact
+from depsync.core.sync.reconciliation import Reconciliation
+from depsync.core.redact import redact
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
-from depsync.sources import SourceDecision, describe, pin_of
+from depsync.core.sync.sources import SourceDecision, describe, pin_of
 
 SCHEMA = "depsync.reconcile/1"
 BODY_LIMIT = 65536  # GitHub's limit for a PR body, in characters

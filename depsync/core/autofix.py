@@ -1,0 +1,321 @@
+"""`depsync check --fix`: the mechanical fixes, as text edits (pure: texts and findings in, texts out).
+
+Three rules have a fix that needs no judgement:
+
+- docker-stale-no-install: the stale `--no-install-package NAME` is removed from the exact
+  line the finding names; the rest of the line stays, a line left empty goes, and a `\\`
+  continuation that would now run into the next command is closed. The result is parsed
+  again and must run the same uv commands minus those flags, or the fix is not offered.
+- source-pin-not-commit: `rev` becomes the full commit the lock resolved (tag/branch dropped).
+- metadata-rev-mismatch: the version's hex local segment follows the pin.
+
+The last two edit pyproject.toml with tomlkit (only those values change); uv.lock then needs
+`depsync lock`, which depsync never does behind the user's back. Only findings that were
+reported are fixed, so `severity = { rule = "off" }` turns a fix off too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+from depsync.errors import DepsyncError
+from depsync.core.findings import FIXABLE, Finding
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.rules import CheckInputs
+
+_STALE, _PIN, _METADATA = "docker-stale-no-install", "source-pin-not-commit", "metadata-rev-mismatch"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One edit of one file, and the findings it removes."""
+
+    file: str
+    rule: str
+    description: str
+    covers: tuple[Finding, ...]
+    relock: bool = False  # pyproject.toml changed: uv.lock must be regenerated (`depsync lock`)
+
+
+@dataclass(frozen=True)
+class Unfixed:
+    finding: Finding
+    reason: str
+
+
+@dataclass
+class FixPlan:
+    before: dict[str, str] = field(default_factory=dict)  # path -> text now
+    after: dict[str, str] = field(default_factory=dict)  # path -> text with the fixes
+    fixes: list[Fix] = field(default_factory=list)
+    unfixed: list[Unfixed] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        return sorted(path for path, text in self.after.items() if text != self.before.get(path))
+
+    @property
+    def fixed(self) -> list[Finding]:
+        return [f for fix in self.fixes for f in fix.covers]
+
+    def diff(self) -> str:
+        """A unified diff (`git apply -p0` applies it), files in path order."""
+        import difflib
+
+        out: list[str] = []
+        for path in self.changed:
+            before, after = self.before[path].splitlines(keepends=True), self.after[path].splitlines(keepends=True)
+            for line in difflib.unified_diff(before, after, f"a/{path}", f"b/{path}"):
+                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+
+def plan(inputs: CheckInputs, findings: Sequence[Finding], read: Callable[[str], str]) -> FixPlan:
+    """The fixes for the fixable findings; read(path) gives a project file's text."""
+    result = FixPlan()
+    fixable = [f for f in findings if f.rule in FIXABLE]
+    for path in sorted({f.file for f in fixable if f.rule == _STALE}):
+        _plan_dockerfile(result, inputs, path, [f for f in fixable if f.file == path and f.rule == _STALE], read(path))
+    pyproject_findings = [f for f in fixable if f.rule in (_PIN, _METADATA)]
+    if pyproject_findings:
+        _plan_pyproject(result, inputs, pyproject_findings, read(inputs.pyproject.path))
+    return result
+
+
+# -- Dockerfile: stale --no-install-package -----------------------------------------------------
+
+_FLAG = "--no-install-package"
+
+
+def _stale_names(dockerfile: Dockerfile, inputs: CheckInputs) -> dict[int, list[str]]:
+    """line -> the stale --no-install-package values on it, as uv gets them."""
+    lock_names = {canonicalize_name(n) for n in inputs.lock.names()} if inputs.lock else set()
+    out: dict[int, list[str]] = {}
+    for command in dockerfile.uv_commands:
+        for arg in command.flag_values(_FLAG):
+            if not arg.unresolved and canonicalize_name(arg.value) not in lock_names:
+                out.setdefault(arg.line, []).append(arg.value)
+    return out
+
+
+def _remove_flag(line: str, name: str) -> str | None:
+    """line without `--no-install-package NAME` (or `=NAME`, quoted or not); None when the
+    flag is not written literally on this line (a variable, a value on the next line)."""
+    pattern = re.compile(r"(?<![^\s])" + re.escape(_FLAG) + r"(?:[ \t]+|=)(['\"]?)" + re.escape(name) + r"\1(?=[\s;&|)]|\\?$)")
+    match = pattern.search(line)
+    if match is None:
+        return None
+    start, end = match.span()
+    rest = line[end:]
+    if rest.strip() == "":  # at the end of the line: the blanks before it go too
+        return line[:start].rstrip(" \t") + rest[len(rest.rstrip("\r\n")) :]
+    if rest[:1] in " \t":  # before another word: the blanks after it go
+        return line[:start] + rest.lstrip(" \t")
+    return line[:start].rstrip(" \t") + rest  # before `;`, `&&`, `)`
+
+
+def _blank_or_comment(line: str) -> bool:
+    """BuildKit skips these inside a continuation (and the shell ignores them)."""
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _continues(line: str) -> bool:
+    return line.rstrip("\r\n").rstrip(" \t").endswith("\\")
+
+
+def _edit_dockerfile(text: str, removals: dict[int, list[str]]) -> tuple[str, list[tuple[int, str]]]:
+    """text with the flags removed; also the (line, name) pairs that could not be removed."""
+    lines = text.splitlines(keepends=True)
+    failed: list[tuple[int, str]] = []
+    dropped: set[int] = set()
+    for number in sorted(removals):  # ascending: a closed continuation is always above
+        names = removals[number]
+        index = number - 1
+        if not 0 <= index < len(lines):
+            failed += [(number, n) for n in names]
+            continue
+        line = lines[index]
+        for name in names:
+            edited = _remove_flag(line, name)
+            if edited is None:
+                break
+            line = edited
+        else:
+            edited = line
+        if edited is None:  # one of them is not written literally: the line stays as it is
+            failed += [(number, n) for n in names]
+            continue
+        body = line.rstrip("\r\n").strip(" \t")
+        if body in ("", "\\") and lines[index].strip():
+            dropped.add(index)
+            if not _continues(lines[index]):
+                # it ended the command: the last kept line before it must end it now
+                previous = next((i for i in range(index - 1, -1, -1) if i not in dropped and not _blank_or_comment(lines[i])), None)
+                if previous is not None and _continues(lines[previous]):
+                    kept = lines[previous]
+                    ending = kept[len(kept.rstrip("\r\n")) :]
+                    lines[previous] = kept.rstrip("\r\n").rstrip(" \t")[:-1].rstrip(" \t") + ending
+        else:
+            lines[index] = line
+    return "".join(line for i, line in enumerate(lines) if i not in dropped), failed
+
+
+def _without_flags(dockerfile: Dockerfile, removed: dict[int, list[str]]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Each uv command as (stage, subcommand, words) with the removed flags taken out."""
+    out = []
+    for command in dockerfile.uv_commands:
+        words = [w.value for w in command.words]
+        kept: list[str] = []
+        skip = False
+        for index, word in enumerate(command.words):
+            if skip:
+                skip = False
+                continue
+            names = removed.get(word.line, [])
+            if word.value == _FLAG and index + 1 < len(words) and words[index + 1] in names:
+                skip = True
+                continue
+            if word.value.startswith(_FLAG + "=") and word.value[len(_FLAG) + 1 :] in names:
+                continue
+            kept.append(word.value)
+        out.append((command.stage, command.subcommand, tuple(kept)))
+    return out
+
+
+def _plan_dockerfile(result: FixPlan, inputs: CheckInputs, path: str, findings: list[Finding], text: str) -> None:
+    dockerfile = next((d for d in inputs.dockerfiles if d.path == path), None)
+    if dockerfile is None:
+        result.unfixed += [Unfixed(f, "the Dockerfile was not loaded") for f in findings]
+        return
+    stale = _stale_names(dockerfile, inputs)
+    wanted = {f.line for f in findings}
+    removals = {line: names for line, names in stale.items() if line in wanted}
+    new_text, failed = _edit_dockerfile(text, removals)
+    for line in {line for line, _ in failed}:
+        del removals[line]
+    covered = [f for f in findings if f.line in removals]
+    for finding in findings:
+        if finding not in covered:
+            result.unfixed.append(Unfixed(finding, "the flag is not written literally on that line (a variable, or the value on the next line)"))
+    if not covered or new_text == text:
+        return
+    # the edit must leave every uv command as it was, minus the removed flags
+    try:
+        edited = Dockerfile.from_text(new_text, path, dict(dockerfile.args))
+    except DepsyncError as exc:
+        result.unfixed += [Unfixed(f, f"the edited Dockerfile would not parse: {exc}") for f in covered]
+        return
+    expected = _without_flags(dockerfile, removals)
+    actual = [(c.stage, c.subcommand, tuple(w.value for w in c.words)) for c in edited.uv_commands]
+    if expected != actual:
+        result.unfixed += [Unfixed(f, "removing the flags would change other words of the uv command") for f in covered]
+        return
+    names = [name for line in sorted(removals) for name in removals[line]]
+    flags = "a stale `--no-install-package` flag" if len(names) == 1 else f"{len(names)} stale `--no-install-package` flags"
+    result.before[path], result.after[path] = text, new_text
+    result.fixes.append(Fix(path, _STALE, f"removed {flags}: {', '.join(names)}", tuple(covered)))
+
+
+# -- pyproject.toml: git pins and dependency-metadata versions ------------------------------------
+
+
+def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding], text: str) -> None:
+    import tomlkit
+
+    from depsync.core.rules.metadata import follow_rev, local_sha
+    from depsync.core.rules.sources import locked_commit
+
+    pyproject = inputs.pyproject
+    path = pyproject.path
+    doc = tomlkit.parse(text)
+    uv = doc.get("tool", {}).get("uv", {})
+    sources = uv.get("sources", {})
+    new_commits: dict[str, str] = {}  # name -> the commit its git source is pinned to after the fixes
+
+    for finding in [f for f in findings if f.rule == _PIN]:
+        done = []
+        for key in list(sources.keys()):
+            name = canonicalize_name(str(key))
+            if pyproject.line_of_source(name) != finding.line:
+                continue
+            value = sources[key]
+            tables = list(value) if isinstance(value, list) else [value]
+            for table in tables:
+                plain = table.unwrap() if hasattr(table, "unwrap") else dict(table)
+                if "git" not in plain or _is_commit(plain.get("rev")):
+                    continue
+                commit = locked_commit(inputs.lock, name, plain)
+                if commit is None:
+                    continue
+                was = next((f"{k} {plain[k]!r}" for k in ("rev", "tag", "branch") if k in plain), "the default branch")
+                _pin(table, commit)
+                new_commits[name] = commit
+                done.append(f"{key}: {was} -> rev {commit[:12]}")
+        if done:
+            result.fixes.append(Fix(path, _PIN, "pinned " + "; ".join(done), (finding,), relock=True))
+        else:
+            result.unfixed.append(Unfixed(finding, "the lock records no single commit for this source (relock first with `depsync lock`)"))
+
+    plain_sources = pyproject.sources()
+    for finding in [f for f in findings if f.rule == _METADATA]:
+        entries = uv.get("dependency-metadata", [])
+        entry = next((e for e in entries if pyproject.line_of_metadata(str(e.get("name", ""))) == finding.line), None)
+        if entry is None:
+            result.unfixed.append(Unfixed(finding, "no dependency-metadata entry at that line"))
+            continue
+        name = canonicalize_name(str(entry["name"]))
+        git_tables = [t for t in plain_sources.get(name, []) if "git" in t]
+        commit = new_commits.get(name)
+        if commit is None and len(git_tables) == 1:
+            rev = str(git_tables[0].get("rev", "")).lower()
+            commit = rev if _is_commit(rev) else locked_commit(inputs.lock, name, git_tables[0])
+        version = str(entry.get("version", ""))
+        if commit is None or local_sha(version) is None:
+            result.unfixed.append(Unfixed(finding, "the commit the source is pinned to is not known (relock first with `depsync lock`)"))
+            continue
+        new_version = follow_rev(version, commit)
+        if new_version == version:
+            continue
+        entry["version"] = new_version
+        result.fixes.append(Fix(path, _METADATA, f"{entry['name']}: version {version} -> {new_version}", (finding,), relock=True))
+
+    new_text = tomlkit.dumps(doc)
+    if new_text != text:
+        result.before[path], result.after[path] = text, new_text
+
+
+_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def _is_commit(value: object) -> bool:
+    return isinstance(value, str) and bool(_COMMIT.match(value.lower()))
+
+
+def _pin(table, commit: str) -> None:  # type: ignore[no-untyped-def]
+    """rev = commit in a tomlkit table, where the rev/tag/branch it replaces stood.
+
+    tomlkit's public API deletes and appends, which moves the key and leaves stray blanks in
+    an inline table; its container's _replace/_insert_after keep the layout (with a fallback)."""
+    if "rev" in table:
+        table["rev"] = commit
+        for key in ("tag", "branch"):
+            if key in table:
+                del table[key]
+        return
+    key = next((k for k in ("tag", "branch") if k in table), None)
+    try:
+        if key is not None:
+            table.value._replace(key, "rev", commit)
+        elif len(table) > 1:
+            table.value._insert_after("git", "rev", commit)
+        else:
+            table["rev"] = commit
+    except (AttributeError, KeyError, TypeError):  # another tomlkit: same data, plainer layout
+        if key is not None:
+            del table[key]
+        table["rev"] = commit

@@ -1,0 +1,167 @@
+"""What uv records in uv.lock for a pyproject.toml ("lowering", in uv's words).
+
+uv turns each requirement string plus [tool.uv.sources] into the requirement tables
+it writes under the root package's [package.metadata] and [manifest]. This module
+predicts those tables, so the freshness rule can compare them with the lock without
+resolving anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from depsync.errors import DepsyncError
+from depsync.core.model.markers import conjoin, is_never, parse_marker
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.requirements import (
+    REGISTRY,
+    Req,
+    Source,
+    git_source,
+    normalize_url,
+    parse_requirement,
+    source_from_direct_url,
+    specifier_key,
+)
+
+
+@dataclass(frozen=True)
+class ExpectedInputs:
+    """The inputs uv would record for this pyproject.toml."""
+
+    requires_dist: tuple[Req, ...]
+    provides_extras: frozenset[str]
+    requires_dev: dict[str, tuple[Req, ...]]
+    overrides: tuple[Req, ...]
+    constraints: tuple[Req, ...]
+    build_constraints: tuple[Req, ...]
+
+
+def index_urls(project: Pyproject) -> dict[str, str]:
+    """[[tool.uv.index]] URLs by name."""
+    return {entry["name"]: normalize_url(entry["url"]) for entry in project.uv.get("index", []) if "name" in entry}
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a pyproject.toml stands in its workspace, for lowering its requirements.
+
+    uv records path sources relative to the workspace root, so a path written in a path
+    package or member (`{ path = "../b" }` in libs/a) is joined to that package's directory
+    (`libs/b`). Workspace members use the root's [tool.uv.sources] where they have no entry of
+    their own and the root's [[tool.uv.index]] names; path packages that are not members get
+    neither (measured with uv 0.13.9).
+    """
+
+    directory: str = "."  # the pyproject's directory relative to the workspace root
+    inherited: dict[str, list[dict[str, Any]]] | None = None  # the root's sources, for a member
+    indexes: dict[str, str] | None = None  # the root's index URLs by name, for a member
+
+
+def join_path(directory: str, path: str) -> str:
+    """path (as written in a pyproject in directory) relative to the workspace root; absolute
+    paths and `file://` URLs stay as they are."""
+    if directory in ("", ".") or path.startswith(("/", "file:")) or (len(path) > 1 and path[1] == ":"):
+        return path
+    return f"{directory.rstrip('/')}/{path}"
+
+
+def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str, directory: str = ".") -> Source:
+    """One [tool.uv.sources] table as the source uv records."""
+    if "git" in table:
+        ref_kind = next((k for k in ("rev", "tag", "branch") if k in table), None)
+        return git_source(str(table["git"]), ref_kind, str(table[ref_kind]) if ref_kind else None, str(table.get("subdirectory", "")))
+    if "path" in table:
+        kind = "editable" if table.get("editable") else "path"
+        return Source(kind, join_path(directory, str(table["path"]).rstrip("/") or "."))
+    if "url" in table:
+        return Source("url", normalize_url(str(table["url"])), subdirectory=str(table.get("subdirectory", "")))
+    if "index" in table:
+        name = str(table["index"])
+        if name not in indexes:
+            raise DepsyncError(f"source names index {name!r}, which no [[tool.uv.index]] declares", where)
+        return Source("index", indexes[name])
+    if table.get("workspace"):
+        return Source("workspace")
+    raise DepsyncError(f"source table {table!r} has no git, path, url, index or workspace key", where)
+
+
+def lower(text: str, origin: str, project: Pyproject, context: Context = Context()) -> list[Req]:
+    """One requirement string as the Req(s) uv records.
+
+    origin is "dependencies", "extra:NAME", "group:NAME" or a [tool.uv] list name;
+    sources restricted with `extra =`/`group =` apply only there, and a list of
+    sources with markers gives one Req per entry.
+    """
+    where = project.path
+    requirement = parse_requirement(text, where)
+    name = canonicalize_name(requirement.name)
+    extras = frozenset(canonicalize_name(e) for e in requirement.extras)
+    marker = conjoin(requirement.marker)
+    if origin.startswith("extra:"):
+        marker = conjoin(marker, f"extra == '{origin[6:]}'")
+    spec = specifier_key(str(requirement.specifier))
+    if requirement.url:
+        return [Req(name, extras, frozenset(), marker, source_from_direct_url(requirement.url), text, origin)]
+    indexes = {**(context.indexes or {}), **index_urls(project)}
+    applicable: list[dict[str, Any]] = []
+    # a member's own entry for a package replaces the root's (uv merges per package name)
+    sources = {**(context.inherited or {}), **project.sources()}
+    for table in sources.get(name, []):
+        if "extra" in table and origin != f"extra:{canonicalize_name(str(table['extra']))}":
+            continue
+        if "group" in table and origin != f"group:{canonicalize_name(str(table['group']))}":
+            continue
+        applicable.append(table)
+    if not applicable:
+        return [Req(name, extras, spec, marker, REGISTRY, text, origin)]
+    out = []
+    for table in applicable:
+        source = _lower_source(table, indexes, where, context.directory)
+        # uv drops the version specifier for git, path and url sources, keeps it for an index
+        keep_spec = spec if source.kind in ("index",) else frozenset()
+        source_marker = parse_marker(table.get("marker"))  # validates it
+        combined = conjoin(marker, source_marker)
+        if source_marker is not None and combined is not None and is_never(combined):
+            continue  # uv drops a source entry the requirement's own marker rules out
+        out.append(Req(name, extras, keep_spec, combined, source, text, origin))
+    return out
+
+
+def _unique(reqs: list[Req]) -> tuple[Req, ...]:
+    """uv records a requirement that comes out twice (same name, extras, specifier, source and an
+    equivalent marker, e.g. `a; x` and `a` under a source limited to `x`) once."""
+    out: list[Req] = []
+    for req in reqs:
+        if not any(req.matches(kept) and kept.source == req.source for kept in out):
+            out.append(req)
+    return tuple(out)
+
+
+def expected_inputs(project: Pyproject, context: Context = Context()) -> ExpectedInputs:
+    """Inputs uv records for project (the root, a workspace member or a path package)."""
+    requires_dist: list[Req] = []
+    for text in project.dependencies:
+        requires_dist += lower(text, "dependencies", project, context)
+    for extra, deps in project.optional_dependencies.items():
+        for text in deps:
+            requires_dist += lower(text, f"extra:{extra}", project, context)
+    requires_dev = {
+        group: _unique([r for text in deps for r in lower(text, f"group:{group}", project, context)])
+        for group, deps in project.groups().items()
+    }
+
+    def lowered(key: str) -> tuple[Req, ...]:
+        return tuple(r for text in project.uv.get(key, []) for r in lower(text, key, project, context))
+
+    return ExpectedInputs(
+        requires_dist=_unique(requires_dist),
+        provides_extras=frozenset(project.optional_dependencies),
+        requires_dev=requires_dev,
+        overrides=lowered("override-dependencies"),
+        constraints=lowered("constraint-dependencies"),
+        build_constraints=lowered("build-constraint-dependencies"),
+    )

@@ -1,0 +1,217 @@
+"""Dockerfile vs pyproject and lock: extras, groups, --locked/--frozen, --no-install-package.
+
+What uv itself does decides each finding (checked against uv 0.13.9 and 0.7.2): `--extra`
+takes comma-separated names; `--extra`, `--no-extra`, `--group`, `--only-group`,
+`--no-group` and UV_NO_GROUP must name what pyproject defines; UV_LOCKED/UV_FROZEN take
+clap's boolish values; `uv run --no-sync` (or UV_NO_SYNC) installs nothing and checks no
+flag; there is no `-E` short option (uv fails with "unexpected argument '-E'").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from depsync.core import limits
+from depsync.core.findings import Finding, Severity
+from depsync.core.names import canonicalize_name as _canonical
+from depsync.core.model.dockerfile import VALUE_OPTIONS, Arg, UvCommand
+from depsync.core.rules import RULES, CheckInputs
+
+_LOCK_READERS = {"sync", "export", "run"}
+_PIP_INSTALLS = {"pip install", "pip sync"}
+# clap's BoolishValueParser, which uv uses for its boolean variables
+_TRUE = {"1", "true", "yes", "y", "on", "t"}
+_FALSE = {"0", "false", "no", "n", "off", "f"}
+
+
+def _names(command: UvCommand, flags: tuple[str, ...], *, commas: bool = False) -> list[Arg]:
+    """Resolved values of flags; `--extra a,b` is two names (uv splits extras on commas)."""
+    out = []
+    for arg in command.flag_values(*flags):
+        if arg.unresolved:
+            continue
+        parts = arg.value.split(",") if commas else [arg.value]
+        out += [replace(arg, value=part) for part in parts]
+    return out
+
+
+def _pip_group(command: UvCommand, arg: Arg) -> Arg | None:
+    """`uv pip install --group [path:]name`: the name, when it is this project's pyproject.toml."""
+    path, sep, name = arg.value.rpartition(":")
+    if not sep:
+        return arg
+    if path.lstrip("./") not in ("pyproject.toml", "pylock.toml"):
+        return None  # another project's groups: not ours to check
+    return replace(arg, value=name)
+
+
+def _boolish(value: str) -> bool | None:
+    lowered = value.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
+def _locking(command: UvCommand) -> tuple[bool, str | None]:
+    """(installs from the lock as it is, the UV_* variable with no single value that decides it)."""
+    if command.has_flag("--locked", "--frozen"):
+        return True, None
+    for name in ("UV_LOCKED", "UV_FROZEN"):
+        present, value = command.env_value(name)
+        if not present:
+            continue
+        if value is None:
+            return False, name
+        if _boolish(value):
+            return True, None
+    return False, None
+
+
+def _installs_nothing(command: UvCommand) -> bool:
+    """`uv run --no-sync` (or UV_NO_SYNC) runs without syncing: uv checks none of the sync flags."""
+    if command.subcommand != "run":
+        return False
+    if command.has_flag("--no-sync"):
+        return True
+    present, value = command.env_value("UV_NO_SYNC")
+    return present and value is not None and bool(_boolish(value))
+
+
+_CHECKED = ("--extra", "--no-extra", "--group", "--only-group", "--no-group", "--no-install-package")
+
+
+def _reported_unresolved(command: UvCommand) -> list[Arg]:
+    """Unresolved words that matter: values of the flags depsync checks, and unquoted words
+    that may stand for flags (`uv sync ${FLAGS}`); not an index URL or a requirement."""
+    checked = {id(a) for a in command.flag_values(*_CHECKED)}
+    out, words = [], command.words
+    for index, arg in enumerate(words):
+        if not arg.unresolved:
+            continue
+        before = words[index - 1].value if index else ""
+        value_of_other = (before in VALUE_OPTIONS and before not in _CHECKED) or (
+            arg.value.startswith("-") and "=" in arg.value and not arg.value.startswith(tuple(f + "=" for f in _CHECKED))
+        )
+        if id(arg) in checked or arg.value.startswith(tuple(f + "=" for f in _CHECKED)) or (arg.may_split and not value_of_other):
+            out.append(arg)
+    return out
+
+
+def _shown(name: str) -> str:
+    return name if name.startswith(("$", "`")) else "$" + name
+
+
+def _why_unresolved(arg: Arg) -> str:
+    if arg.capped:
+        # depsync stops expanding there (an untrusted Dockerfile could grow without end); not guessed
+        return (
+            f"whose expansion goes past what depsync expands (a value over {limits.MAX_EXPANSION_BYTES // 1024} KiB, "
+            f"over {limits.MAX_EXPANSION_TOTAL_BYTES // 2**20} MiB or {limits.MAX_EXPANSION_STEPS} substitutions in the file, "
+            f"or over {limits.MAX_EXPANSION_DEPTH} nested levels)"
+        )
+    if any(n.startswith(("$(", "`")) for n in arg.unresolved):
+        return "a command substitution whose output is only known when the image builds"
+    return "which has no single value here"
+
+
+def _meant(name: str, known: set[str] | frozenset[str]) -> str:
+    """`; did you mean 'nvidia-cudnn-cu13'?` for a near miss (another CUDA build, a typo)."""
+    from depsync.core.findings import did_you_mean
+
+    guess = did_you_mean(_canonical(name), known)
+    return f"; did you mean {guess!r}?" if guess else ""
+
+
+def _literal_hint(command: UvCommand, value: str) -> str:
+    return " (the exec form `RUN [...]` does not expand variables)" if command.exec_form and "$" in value else ""
+
+
+def check(inputs: CheckInputs) -> Iterator[Finding]:
+    pyproject = inputs.pyproject
+    extras = {_canonical(e) for e in pyproject.extra_names}
+    groups = {_canonical(g) for g in pyproject.group_names()}
+    lock_names = {_canonical(n) for n in inputs.lock.names()} if inputs.lock else None
+    for dockerfile in inputs.dockerfiles:
+        path = dockerfile.path
+        any_locked = any(c.subcommand == "sync" and _locking(c)[0] for c in dockerfile.uv_commands)
+        for command in dockerfile.uv_commands:
+            if command.subcommand not in _LOCK_READERS | _PIP_INSTALLS or _installs_nothing(command):
+                continue
+            where = f"`uv {command.subcommand}`" + (" (ONBUILD)" if command.onbuild else "")
+            for arg in _reported_unresolved(command):
+                names = ", ".join(_shown(n) for n in arg.unresolved)
+                yield RULES["docker-unresolved"].finding(
+                    path,
+                    arg.line,
+                    f"{where} argument {arg.value!r} uses {names}, {_why_unresolved(arg)}",
+                    "give it an ARG/ENV default, or pass it with [tool.depsync] dockerfiles build-args",
+                )
+            for index, arg in enumerate(command.words):
+                if arg.value == "-E" or (arg.value.startswith("-E") and not arg.value.startswith("--")):
+                    following = command.words[index + 1].value if index + 1 < len(command.words) else "..."
+                    given = arg.value[2:] or following
+                    yield RULES["docker-unknown-extra"].finding(
+                        path,
+                        arg.line,
+                        f"{where} has `{arg.value}`, but uv has no -E option: the build fails with \"unexpected argument '-E' found\"",
+                        f"write `--extra {given}`",
+                    )
+            for arg in _names(command, ("--extra", "--no-extra"), commas=True):
+                if _canonical(arg.value) not in extras:
+                    yield RULES["docker-unknown-extra"].finding(
+                        path,
+                        arg.line,
+                        f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {pyproject.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})"
+                        + _literal_hint(command, arg.value)
+                        + _meant(arg.value, extras),
+                        f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
+                    )
+            for arg in _names(command, ("--group", "--only-group", "--no-group")):
+                target = _pip_group(command, arg) if command.subcommand in _PIP_INSTALLS else arg
+                if target is not None and _canonical(target.value) not in groups:
+                    yield RULES["docker-unknown-group"].finding(
+                        path,
+                        arg.line,
+                        f"{where} names group {target.value!r}, which {pyproject.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})"
+                        + _literal_hint(command, target.value)
+                        + _meant(target.value, groups),
+                        f"remove the flag or add {target.value!r} to [dependency-groups]",
+                    )
+            present, no_group = command.env_value("UV_NO_GROUP")
+            if present and no_group and command.subcommand in _LOCK_READERS:
+                for name in no_group.split():
+                    if _canonical(name) not in groups:
+                        yield RULES["docker-unknown-group"].finding(
+                            path,
+                            command.line,
+                            f"{where} runs with UV_NO_GROUP={no_group!r}; {pyproject.path} defines no group {name!r} (it has: {', '.join(sorted(groups)) or 'none'})",
+                            f"remove {name!r} from UV_NO_GROUP or add it to [dependency-groups]",
+                        )
+            if command.subcommand == "sync":
+                locked, undecided = _locking(command)
+                if undecided is not None:
+                    yield RULES["docker-unresolved"].finding(
+                        path,
+                        command.line,
+                        f"{where} is locked only if ${undecided} is true, and ${undecided} has no single value here",
+                        f"give {undecided} an ENV/ARG value, or add --locked to the command",
+                    )
+                elif not locked:
+                    finding = RULES["docker-not-locked"].finding(
+                        path,
+                        command.line,
+                        f"{where} without --locked or --frozen (nor UV_LOCKED/UV_FROZEN set) re-resolves a stale lock at build "
+                        "time (and rewrites it, so a later `uv sync --locked` passes too) instead of failing",
+                        "add --locked (fails when the lock is stale) or --frozen, or set ENV UV_LOCKED=1",
+                    )
+                    if any_locked:
+                        # another sync in this image is locked: a hazard, not a certain miss
+                        finding = finding.with_severity(Severity.WARNING)
+                    yield finding
+            for arg in _names(command, ("--no-install-package",)) if lock_names is not None else ():
+                if _canonical(arg.value) not in lock_names:  # type: ignore[operator]
+                    yield RULES["docker-stale-no-install"].finding(
+                        path,
+                        arg.line,
+                        f"--no-install-package {arg.value} does nothing: the lock has no package {arg.value!r}" + _meant(arg.value, lock_names),  # type: ignore[arg-type]
+                        "remove the flag (if the package was renamed, write its new name instead)",
+                    )

@@ -1,0 +1,200 @@
+"""The documentation of each rule: what `depsync rule ID` prints and SARIF's rule help.
+
+Data only, imported by `depsync rule` and the SARIF renderer, never by a plain check (it
+stays off the start-up path). The one-line summary, the default severity and whether
+`check --fix` fixes a rule live in RULES (depsync/rules/__init__.py); README's rule table
+is generated from RULES, and tests/test_rule_docs.py checks that every rule has a page here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from depsync.core.rules import Rule
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    why: str  # what goes wrong when it is ignored
+    example: str  # what triggers it (a few lines of the file it is about)
+    fix: str  # what to do; for fixable rules, what `check --fix` does
+
+
+DOCS: dict[str, RuleDoc] = {
+    "docker-unknown-extra": RuleDoc(
+        why="uv refuses an extra the project does not define, so the image build fails at the `uv sync` step. "
+        "The usual cause is a Dockerfile taken from main next to dev's pyproject.toml (main's `--extra te` where dev has `dev`). "
+        "uv has no `-E` short option either: `-E x` fails with \"unexpected argument '-E' found\".",
+        example="# pyproject.toml defines the extras dev and mlm\nRUN uv sync --locked --extra te --extra mlm",
+        fix="Remove the flag, or define the extra in `[project.optional-dependencies]` and relock (`depsync lock`). "
+        "ARG defaults are applied first (`--extra ${IMAGE_TYPE}` with `ARG IMAGE_TYPE=dev` is `--extra dev`).",
+    ),
+    "docker-unknown-group": RuleDoc(
+        why="uv fails when `--group`, `--only-group`, `--no-group` or `UV_NO_GROUP` names a dependency group pyproject.toml does not "
+        "define, so the image build fails.",
+        example="# pyproject.toml has [dependency-groups] build and no_pypi_wheels\nRUN uv sync --locked --only-group build-tools",
+        fix="Remove the flag, or add the group to `[dependency-groups]` and relock.",
+    ),
+    "docker-not-locked": RuleDoc(
+        why="Without `--locked` (fail when the lock is stale) or `--frozen` (install the lock as it is), `uv sync` re-resolves a stale "
+        "lock at build time and installs whatever resolves that day: the image no longer matches uv.lock, and the failure the lock "
+        "should have caught in review shows up later, or never. It is a warning when another `uv sync` in the same file is locked.",
+        example="RUN uv sync --extra dev",
+        fix="Add `--locked` (or `--frozen`), or set `ENV UV_LOCKED=1` before the command.",
+    ),
+    "docker-stale-no-install": RuleDoc(
+        why="A `--no-install-package` that names a package the lock does not contain does nothing. It usually means the lock moved on "
+        "(Megatron-LM's `nvidia-*-cu12` flags after the lock went to CUDA 13): the package the flag was meant to keep out of the image "
+        "now has another name and gets installed. The finding says which locked name is close (\"did you mean\").",
+        example="RUN uv sync --locked \\\n        --no-install-package torch \\\n        --no-install-package nvidia-cudnn-cu12   # the lock has nvidia-cudnn-cu13",
+        fix="`depsync check --fix` removes the stale flags from the exact lines, keeping the rest of each line and the `\\` "
+        "continuations intact. If the package was renamed, write the new name instead.",
+    ),
+    "docker-unresolved": RuleDoc(
+        why="A flag value that uses a variable with no default, a build argument nobody passes, or a command substitution is only known "
+        "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked.",
+        example="ARG IMAGE_TYPE\nRUN uv sync --locked --extra ${IMAGE_TYPE}",
+        fix="Give the variable an ARG/ENV default, or pass it in `[tool.depsync] dockerfiles = [{ path = ..., build-args = { IMAGE_TYPE = \"dev\" } }]` "
+        "(or `depsync check --dockerfile PATH --build-arg NAME=VALUE`).",
+    ),
+    "lock-stale": RuleDoc(
+        why="uv.lock records the inputs it was made from (requirements with their sources and markers, extras, groups, the manifest). "
+        "When pyproject.toml asks for something else, `uv sync --locked` in the image fails and `uv lock --check` fails. "
+        "depsync predicts that verdict offline, without uv; `check --deep` asks real uv too.",
+        example="# pyproject.toml: dependencies = [\"alpha>=2\"]\n# uv.lock, [package.metadata]: requires-dist = [{ name = \"alpha\", specifier = \">=1\" }]",
+        fix="Run `depsync lock` (uv lock inside the CI image, with the uv version the Dockerfile pins) and commit uv.lock. Never edit uv.lock by hand.",
+    ),
+    "metadata-rev-mismatch": RuleDoc(
+        why="`[[tool.uv.dependency-metadata]]` gives uv static metadata for packages it cannot build while resolving. When the version's "
+        "local segment is the short sha of the git pin (`2.14.0+f031cf87`) and the pin moves without it, uv installs the new code under "
+        "the old version: in Megatron-LM this lived from minutes to two weeks before anyone noticed.",
+        example='[tool.uv.sources]\ntransformer-engine = { git = "https://github.com/NVIDIA/TransformerEngine.git", rev = "4329ff84..." }\n\n'
+        '[[tool.uv.dependency-metadata]]\nname = "transformer-engine"\nversion = "2.14.0+f031cf87"',
+        fix="`depsync check --fix` sets the local segment from the pin (same length; for a branch or tag pin, the commit the lock "
+        "resolved). pyproject.toml changes, so relock afterwards with `depsync lock`.",
+    ),
+    "uv-version-mismatch": RuleDoc(
+        why="The image installs with the uv version the Dockerfile pins (`ARG UV_VERSION`, `pip install uv==`, "
+        "`COPY --from=ghcr.io/astral-sh/uv:X`). When `[tool.uv] required-version` excludes it, uv refuses to run in the image. "
+        "A pin that is not a release number (`0.7.2`) is reported here too: it would name a download and a cache directory.",
+        example='# Dockerfile\nARG UV_VERSION=0.7.2\n# pyproject.toml\n[tool.uv]\nrequired-version = ">=0.8"',
+        fix="Change the pin or `required-version` so they agree.",
+    ),
+    "uv-version-inconsistent": RuleDoc(
+        why="Images that install from one lock with different uv versions can disagree about it (format revisions, resolution fixes), "
+        "and `depsync lock` can only relock with one of them.",
+        example="# docker/Dockerfile.ci.dev: ARG UV_VERSION=0.7.2\n# docker/Dockerfile.ci.lts: ARG UV_VERSION=0.6.0",
+        fix="Pin one uv version in every image that installs from this lock.",
+    ),
+    "uv-lock-format": RuleDoc(
+        why="uv writes a format version at the top of uv.lock. A uv older than that format cannot read the lock, so the image's "
+        "`uv sync` fails (a lock made with a newer host uv, say).",
+        example="# uv.lock: version = 1\n# Dockerfile: ARG UV_VERSION=0.2.30",
+        fix="Pin a uv that reads the format in the image, or relock with the pinned uv (`depsync lock` does that).",
+    ),
+    "conflict-markers": RuleDoc(
+        why="A merge left `<<<<<<<`/`=======`/`>>>>>>>` lines in uv.lock or pyproject.toml. Neither file parses, so every install fails. "
+        "Lockfiles must never be merged as text.",
+        example="<<<<<<< HEAD\nrev = \"f031cf87...\"\n=======\nrev = \"4329ff84...\"\n>>>>>>> origin/main",
+        fix="`depsync reconcile` restores dev's triple and merges the sources three-way; or resolve pyproject.toml and relock with "
+        "`depsync lock`. `depsync install` registers merge drivers so this does not happen again.",
+    ),
+    "lock-artifact-mismatch": RuleDoc(
+        why="A wheel or sdist file name in uv.lock names another package or version than its `[[package]]`: the sign of a hand edit or "
+        "a text merge. uv would install different files than the version says.",
+        example='[[package]]\nname = "alpha"\nversion = "2.0"\nwheels = [{ url = ".../alpha-1.1-py3-none-any.whl", hash = "sha256:..." }]',
+        fix="Do not edit uv.lock by hand: restore it (`git checkout`) and run `depsync lock`.",
+    ),
+    "lock-git-unresolved": RuleDoc(
+        why="uv records every git source with the full commit it resolved after `#`. Without it the install is not reproducible, and "
+        "uv does not write such a lock: it was edited by hand or merged as text.",
+        example='source = { git = "https://github.com/NVIDIA/TransformerEngine.git?rev=main" }',
+        fix="Do not edit uv.lock by hand: restore it (`git checkout`) and run `depsync lock`.",
+    ),
+    "lock-dangling-dependency": RuleDoc(
+        why="A package depends on a name (or name and version) that no `[[package]]` of the lock provides. uv cannot install such a "
+        "lock; it comes from a hand edit or a text merge that dropped an entry.",
+        example='[[package]]\nname = "beta"\ndependencies = [{ name = "gamma" }]\n# no [[package]] named gamma',
+        fix="Do not edit uv.lock by hand: restore it (`git checkout`) and run `depsync lock`.",
+    ),
+    "lock-duplicate-package": RuleDoc(
+        why="The same name, version and source appear twice: uv never writes that (forked resolutions differ in version or source). "
+        "It is what a text merge of two locks leaves behind.",
+        example='[[package]]\nname = "alpha"\nversion = "1.1"\n...\n[[package]]\nname = "alpha"\nversion = "1.1"',
+        fix="Do not edit uv.lock by hand: restore it (`git checkout`) and run `depsync lock`.",
+    ),
+    "lock-bad-hash": RuleDoc(
+        why="An artifact hash is not `sha256:` (or sha384, sha512, md5) followed by the right number of hex digits, so uv cannot verify "
+        "the download. A hand edit or a broken merge.",
+        example='wheels = [{ url = "...", hash = "sha256:abc" }]',
+        fix="Do not edit uv.lock by hand: restore it (`git checkout`) and run `depsync lock`.",
+    ),
+    "protected-path-changed": RuleDoc(
+        why="Protected paths (default `.github/CODEOWNERS`, `[tool.depsync] protected-paths`) belong to the owner branch (default "
+        "`origin/dev`). A sync that takes main's copy silently changes who reviews what.",
+        example="# .github/CODEOWNERS differs from origin/dev's",
+        fix="`git checkout origin/dev -- .github/CODEOWNERS` (the finding names the ref and the path).",
+    ),
+    "protected-unchecked": RuleDoc(
+        why="The owner ref (default `origin/dev`) does not exist in this clone, so the protected paths could not be compared. A note, not "
+        "a failure; naming the ref explicitly (`--owner-ref`, `[tool.depsync] owner-ref`) makes a missing ref an error instead.",
+        example="# a shallow CI checkout without origin/dev",
+        fix="Fetch the owner ref (`git fetch origin dev`, or `fetch-depth: 0` in actions/checkout).",
+    ),
+    "source-pin-not-commit": RuleDoc(
+        why="A git source pinned to a branch or tag (`rev = \"nv_dev\"`, `tag = \"v0.3.0\"`, or no rev at all) can move. The lock "
+        "records the commit it resolved, but the next relock may silently pick another one.",
+        example='[tool.uv.sources]\nemerging_optimizers = { git = "https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git", rev = "v0.3.0" }',
+        fix="`depsync check --fix` pins `rev` to the full commit the lock resolved (the finding names it), dropping `tag`/`branch`. "
+        "pyproject.toml changes, so relock afterwards with `depsync lock` (uv resolves the same commit). "
+        "`[tool.depsync] severity = { source-pin-not-commit = \"error\" }` makes it fail CI.",
+    ),
+    "source-host-not-allowed": RuleDoc(
+        why="With `[tool.depsync] allowed-hosts`, git and url sources may only come from those hosts: a supply-chain guard against a "
+        "source that a merged PR pointed at a fork or a lookalike host.",
+        example='# allowed-hosts = ["github.com"]\nfoo = { git = "https://gitlab.example/fork/foo.git", rev = "..." }',
+        fix="Use an allowed host, or add this one to `allowed-hosts` after review.",
+    ),
+    "source-inert": RuleDoc(
+        why="uv ignores a `[tool.uv.sources]` entry for a package that no dependency, extra or group asks for: the lock does not change. "
+        "Usually a sync brought main's source for a package dev does not use; it becomes live the day someone adds the dependency.",
+        example='[tool.uv.sources]\ndeep_gemm = { git = "https://github.com/deepseek-ai/DeepGEMM.git", rev = "..." }\n# nothing depends on deep_gemm',
+        fix="Remove the entry, or add the package to the extra or group that needs it.",
+    ),
+    "uv-lock-check": RuleDoc(
+        why="`depsync check --deep` runs real `uv lock --check --offline` with the uv version the Dockerfile pins; this is what uv says "
+        "when the lock is not fresh (including what depsync's static comparison cannot see, such as `dynamic` dependencies).",
+        example="depsync check --deep",
+        fix="Run `depsync lock` and commit uv.lock.",
+    ),
+}
+
+
+def render(rule: Rule) -> str:
+    """One rule's page as Markdown, the way `ruff rule` prints one."""
+    page = DOCS[rule.id]
+    fixable = "Fix: `depsync check --fix` (see below)." if rule.fixable else "Fix: by hand (no automatic fix)."
+    example = "\n".join(["```", page.example, "```"])
+    return "\n".join(
+        [
+            f"# {rule.id} ({rule.severity})",
+            "",
+            f"Finds: {rule.summary}.",
+            "",
+            fixable,
+            "",
+            "## Why it matters",
+            "",
+            page.why,
+            "",
+            "## Example",
+            "",
+            example,
+            "",
+            "## How to fix it",
+            "",
+            page.fix,
+            "",
+            f"Change its severity with `[tool.depsync] severity = {{ {rule.id} = \"error\" | \"warning\" | \"info\" | \"off\" }}`.",
+        ]
+    ) + "\n"

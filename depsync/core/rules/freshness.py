@@ -1,0 +1,426 @@
+"""Static lock freshness: does uv.lock record exactly the inputs pyproject.toml implies?
+
+uv stores its inputs in the lock (top-level requires-python/conflicts, the root's
+[package.metadata], [manifest], [options]); `uv lock --check` re-resolves only when
+they differ. Comparing them offline predicts its verdict; tests/test_freshness_oracle.py
+checks the prediction against real uv.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from packaging.requirements import InvalidRequirement
+from packaging.specifiers import InvalidSpecifier
+from packaging.utils import canonicalize_name, canonicalize_version
+
+from depsync.errors import DepsyncError
+from depsync.core.findings import Finding
+from depsync.core.model.lock import Lock
+from depsync.core.model.lowering import Context, ExpectedInputs, expected_inputs, index_urls
+from depsync.core.model.markers import (
+    InvalidMarker,
+    marker_budget,
+    markers_equivalent,
+    parse_marker,
+    specifiers_equivalent,
+    text_fallbacks,
+)
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.requirements import Req, normalize_url, req_from_text, specifier_key
+from depsync.core.rules import RULES, CheckInputs
+
+_FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
+# markers too large to compare by meaning were compared as text (model/markers.py): a
+# finding that rests on markers may then be one uv would not report, so say how to ask uv
+_TEXT_FALLBACK_NOTE = (
+    " (some markers were too large to compare by meaning and were compared as text;"
+    " if `depsync check --deep` passes, the lock is fine)"
+)
+_PYPI = "https://pypi.org/simple"
+# Locks of this revision and later record [tool.uv] default-groups in the root package;
+# uv checks them only there (measured: the same lock relabelled revision 4 passes).
+DEFAULT_GROUPS_REVISION = 5
+# Locks without a `revision` key (revision 0, written by uv before 0.5.x) may lack
+# provides-extras and empty dependency groups: uv 0.13.9 then skips the extras comparison
+# and ignores empty groups on both sides (measured; revision 1 and later compare both).
+EXTRAS_REVISION = 1
+
+
+def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python: str = "") -> tuple[list[Req], list[Req]]:
+    """(expected but not recorded, recorded but not expected), matching one to one.
+
+    Each expected Req takes the first recorded one it matches, in the lock's order. Only
+    Reqs of the same name can match, so each looks among its own name only: a pyproject
+    of thousands of distinct names is linear, not quadratic.
+    """
+    recorded = list(recorded)
+    by_name: dict[str, list[int]] = {}
+    for index, req in enumerate(recorded):
+        by_name.setdefault(req.name, []).append(index)
+    taken: set[int] = set()
+    missing = []
+    for req in expected:
+        candidates = by_name.get(req.name, [])
+        for position, index in enumerate(candidates):
+            if req.matches(recorded[index], requires_python):
+                del candidates[position]
+                taken.add(index)
+                break
+        else:
+            missing.append(req)
+    return missing, [r for index, r in enumerate(recorded) if index not in taken]
+
+
+class _Stale:
+    """Collects lock-stale findings with a consistent message and fix."""
+
+    def __init__(self, pyproject: Pyproject, lock: Lock) -> None:
+        self.pyproject, self.lock = pyproject, lock
+        self.findings: list[Finding] = []
+        self.requires_python = lock.requires_python or ""
+
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False) -> None:
+        """markers: the finding rests on marker comparisons, which may have fallen back to text."""
+        note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
+        if pyproject_line:
+            where, line = self.pyproject.path, pyproject_line
+        else:
+            where, line = self.lock.path, lock_line
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", _FIX))
+
+    def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
+        missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
+        for req in missing:
+            line = self.pyproject.line_of_requirement(req.text, req.origin) if req.text else 0
+            was = next((r for r in unpaired if r.name == req.name), None)  # show what the lock has instead
+            if was is not None:
+                unpaired.remove(was)
+            detail = f"; the lock records `{was.describe()}`" if was else "; the lock does not record it"
+            where = req.origin.replace("extra:", "extra ").replace("group:", "group ") or what
+            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line, markers=True)
+        for req in unpaired:
+            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line, markers=True)
+
+
+def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
+    return None if text is None else specifier_key(text)
+
+
+def _metadata_entry(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """A dependency-metadata entry without its requires-dist (compared apart, by value)."""
+    version = entry.get("version")
+    return (
+        canonicalize_version(version) if version else None,
+        _spec(entry.get("requires-python")),
+        frozenset(canonicalize_name(e) for e in entry.get("provides-extras", []) or []),
+    )
+
+
+def _metadata_requires(entry: dict[str, Any], where: str) -> list[Req]:
+    """requires-dist of a dependency-metadata entry as Reqs: uv compares parsed requirements,
+    so `alpha>=2.6.0` in pyproject equals `alpha>=2.6` in the lock (measured with uv 0.13.9)."""
+    return [req_from_text(text, where) for text in entry.get("requires-dist", []) or []]
+
+
+def _same_metadata(wanted: dict[str, Any], recorded: dict[str, Any], pyproject: Pyproject, lock: Lock) -> bool:
+    if _metadata_entry(wanted) != _metadata_entry(recorded):
+        return False
+    missing, unpaired = diff_reqs(_metadata_requires(wanted, pyproject.path), _metadata_requires(recorded, lock.path))
+    return not missing and not unpaired
+
+
+def _conflicts(groups: Iterable[Iterable[dict[str, Any]]], default_package: str | None) -> frozenset[frozenset[tuple[str, str, str]]]:
+    out = set()
+    for group in groups:
+        items = set()
+        for item in group:
+            package = canonicalize_name(item.get("package", default_package or ""))
+            kind = "extra" if "extra" in item else "group"
+            items.add((package, kind, canonicalize_name(str(item.get(kind, "")))))
+        out.add(frozenset(items))
+    return frozenset(out)
+
+
+def _group_set(groups: Any) -> Any:
+    """default-groups as comparable value: "all" or a set of normalized names."""
+    if isinstance(groups, str):
+        return groups
+    return frozenset(canonicalize_name(str(g)) for g in groups)
+
+
+def _markers_list(values: Any) -> list[Any]:
+    if isinstance(values, str):
+        values = [values]
+    return [parse_marker(v) for v in values or []]
+
+
+def _same_markers(a: list[Any], b: list[Any]) -> bool:
+    """Same markers in the same order (uv keeps environments in the order written)."""
+    return len(a) == len(b) and all(markers_equivalent(x, y) for x, y in zip(a, b))
+
+
+def _timestamp(value: Any) -> Any:
+    """exclude-newer as uv records it: a date means midnight UTC."""
+    from datetime import datetime, timezone
+
+    if not isinstance(value, str):
+        return value
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def _registries(projects: Iterable[Pyproject]) -> set[str] | None:
+    """Registry URLs uv may record, or None when they cannot be known statically.
+
+    projects: the root first, then the workspace members, whose [[tool.uv.index]] entries
+    uv uses too (a member's explicit index for its own sources, measured with uv 0.13.9).
+    """
+    projects = list(projects)
+    urls: set[str] = set()
+    has_default = False
+    for project in projects:
+        uv = project.uv
+        urls |= {normalize_url(i["url"]) for i in uv.get("index", [])}
+        has_default = has_default or any(i.get("default") for i in uv.get("index", []))
+    uv = projects[0].uv  # index-url, extra-index-url and find-links are workspace settings
+    for key in ("index-url", "extra-index-url", "find-links"):
+        value = uv.get(key)
+        urls.update(normalize_url(v) for v in ([value] if isinstance(value, str) else value or []))
+    if not (has_default or "index-url" in uv):
+        urls.add(_PYPI)
+    if any(not u.startswith(("http://", "https://")) for u in urls):
+        return None  # local paths are recorded relative to the project: not compared
+    return urls
+
+
+def _members(inputs: CheckInputs, lock: Lock) -> list[Pyproject]:
+    """pyproject.toml of the workspace members the lock records (root excluded)."""
+    names = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in lock.manifest.get("members", []) or ()}
+    return [p for _, p in sorted(inputs.local_projects.items()) if p.name in names and p.name != inputs.pyproject.name]
+
+
+def check(inputs: CheckInputs) -> Iterator[Finding]:
+    lock = inputs.lock
+    pyproject = inputs.pyproject
+    if lock is None or lock.version != 1:
+        return
+    if not pyproject.name:
+        if "workspace" in pyproject.uv:  # a workspace root without [project]
+            yield from _check_projectless_root(pyproject, lock)
+        return
+    try:
+        # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
+        # findings are collected inside it, so the budget never outlives a paused generator
+        with marker_budget():
+            findings = [*_check(pyproject, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
+    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
+        raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+    yield from findings
+
+
+def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
+    """Path packages and workspace members: uv records their metadata too."""
+    root = inputs.pyproject
+    stale = _Stale(root, lock)
+    members = inputs.workspace_members
+    recorded_members = lock.manifest.get("members")
+    if members is not None and recorded_members is not None:
+        recorded = frozenset(canonicalize_name(m) for m in recorded_members)
+        if recorded != members:
+            stale.add(
+                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}",
+                pyproject_line=root.lines.table("tool.uv.workspace"),
+            )
+    member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
+    root_indexes = index_urls(root)
+    for path, project in sorted(inputs.local_projects.items()):
+        package = next((p for p in lock.packages if p.source.value == path and p.source.kind in ("editable", "directory", "virtual")), None)
+        if package is None or not project.name:
+            continue
+        local = _Stale(project, lock)
+        if project.name in member_names:
+            # a workspace member: the root's sources and index names apply (uv merges them)
+            context = Context(path, root.sources(), root_indexes)
+        else:
+            context = Context(path)  # a path package: its own sources only
+        _compare_metadata(local, project, package, context, member=project.name in member_names)
+        yield from local.findings
+    yield from stale.findings
+
+
+def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: Context, *, member: bool = True) -> ExpectedInputs:
+    """Version, requires-dist, extras and groups of a (root, member or path) package against its lock entry."""
+    lines = project.lines
+    lock = stale.lock
+    version = project.project.get("version")
+    if "version" in project.dynamic:
+        if package.version is not None:
+            # uv 0.13.9 records no version for a dynamic one and re-resolves a lock that has one
+            stale.add(
+                f"{project.name} has a dynamic version but the lock records {package.version} (uv now locks dynamic versions without one)",
+                pyproject_line=lines.key("project", "dynamic"),
+            )
+    elif version and package.version and canonicalize_version(version) != canonicalize_version(package.version):
+        stale.add(f"{project.name} version is {version} but the lock records {package.version}", pyproject_line=lines.key("project", "version"))
+    expected = expected_inputs(project, context)
+    if {"dependencies", "optional-dependencies"} & project.dynamic:
+        return expected  # built at lock time: nothing static to compare
+    metadata = package.raw.get("metadata", {})
+    what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
+    stale.reqs(what, expected.requires_dist, lock.reqs(metadata.get("requires-dist", []), "requires-dist"), package.line)
+    recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
+    if lock.revision >= EXTRAS_REVISION and recorded_extras != set(expected.provides_extras):
+        added = sorted(set(expected.provides_extras) - recorded_extras)
+        removed = sorted(recorded_extras - set(expected.provides_extras))
+        parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+        stale.add(f"{project.name} extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
+    if member:
+        _compare_groups(stale, project, package, expected)
+    return expected
+
+
+def _check_projectless_root(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
+    """A workspace root without [project]: uv 0.13 records its dependency groups (legacy
+    dev-dependencies as `dev`) under [manifest.dependency-groups], and re-resolves a lock that
+    records them the older way, as [manifest] requirements (measured with uv 0.13.9)."""
+    stale = _Stale(pyproject, lock)
+    manifest_line = lock.line_of_table("manifest")
+    try:
+        with marker_budget():
+            if lock.manifest.get("requirements"):
+                stale.add("the lock records the root's requirements as [manifest] requirements; uv now records them as dependency groups", lock_line=manifest_line)
+            recorded = {canonicalize_name(g): v for g, v in (lock.manifest.get("dependency-groups") or {}).items()}
+            wanted = dict(expected_inputs(pyproject, Context()).requires_dev)
+            for group in sorted(set(wanted) | set(recorded)):
+                if group not in wanted:
+                    stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=manifest_line)
+                elif group not in recorded:
+                    if wanted[group] or lock.revision >= EXTRAS_REVISION:
+                        stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
+                else:
+                    stale.reqs(f"group {group}", wanted[group], lock.reqs(recorded[group], f"manifest.dependency-groups.{group}"), manifest_line)
+    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
+        raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
+    yield from stale.findings
+
+
+def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: ExpectedInputs) -> None:
+    """requires-dev of the root or a workspace member against its dependency groups."""
+    lock = stale.lock
+    recorded_dev = package.raw.get("metadata", {}).get("requires-dev", {})
+    wanted_dev = dict(expected.requires_dev)
+    if lock.revision < EXTRAS_REVISION:  # revision 0 locks did not write empty groups
+        wanted_dev = {g: reqs for g, reqs in wanted_dev.items() if reqs}
+        recorded_dev = {g: reqs for g, reqs in recorded_dev.items() if reqs}
+    of = "" if package.is_project_root() else f" of {project.name}"
+    for group in sorted(set(wanted_dev) | {canonicalize_name(g) for g in recorded_dev}):
+        recorded = next((v for k, v in recorded_dev.items() if canonicalize_name(k) == group), None)
+        if group not in wanted_dev:
+            stale.add(f"the lock records dependency group {group!r}{of}, which pyproject no longer defines", lock_line=package.line)
+        elif recorded is None:
+            stale.add(f"dependency group {group!r}{of} is not in the lock", pyproject_line=project.line_of_group(group))
+        else:
+            stale.reqs(f"group {group}", wanted_dev[group], lock.reqs(recorded, f"requires-dev.{group}"), package.line)
+
+
+def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterator[Finding]:
+    stale = _Stale(pyproject, lock)
+    lines = pyproject.lines
+
+    wanted_python = pyproject.project.get("requires-python")
+    if wanted_python and lock.requires_python and not specifiers_equivalent(wanted_python, lock.requires_python):
+        stale.add(
+            f"requires-python is {wanted_python!r} in pyproject but {lock.requires_python!r} in the lock",
+            pyproject_line=lines.key("project", "requires-python"),
+            markers=True,
+        )
+
+    root = lock.root(pyproject.name)
+    if root is None:
+        stale.add(f"the lock has no entry for the project {pyproject.name!r} itself", pyproject_line=lines.key("project", "name"))
+        yield from stale.findings
+        return
+    packaged = pyproject.uv.get("package", "build-system" in pyproject.data)
+    if root.source.kind != ("editable" if packaged else "virtual"):
+        wanted = "a package (editable)" if packaged else "virtual (not built)"
+        stale.add(
+            f"the project is {wanted} now ([build-system] / [tool.uv] package) but the lock records it as {root.source.kind}",
+            pyproject_line=lines.key("tool.uv", "package") or lines.table("build-system"),
+        )
+    if lock.revision >= DEFAULT_GROUPS_REVISION:
+        # absent on either side means uv's default, ["dev"]
+        wanted_groups = pyproject.uv.get("default-groups", ["dev"])
+        recorded_groups = root.raw.get("default-groups", ["dev"])
+        if _group_set(wanted_groups) != _group_set(recorded_groups):
+            stale.add(f"default-groups are {wanted_groups!r} but the lock records {recorded_groups!r}", pyproject_line=lines.key("tool.uv", "default-groups"))
+
+    expected = _compare_metadata(stale, pyproject, root, Context())
+
+    manifest = lock.manifest
+    manifest_line = lock.line_of_table("manifest")
+    for what, key, wanted in (
+        ("override-dependencies", "overrides", expected.overrides),
+        ("constraint-dependencies", "constraints", expected.constraints),
+        ("build-constraint-dependencies", "build-constraints", expected.build_constraints),
+    ):
+        stale.reqs(what, wanted, lock.reqs(manifest.get(key, []), f"manifest.{key}"), manifest_line)
+
+    wanted_meta = {canonicalize_name(e["name"]): e for e in pyproject.dependency_metadata()}
+    recorded_meta = {canonicalize_name(str(e.get("name", ""))): e for e in manifest.get("dependency-metadata", []) if isinstance(e, dict)}
+    for name in sorted(set(wanted_meta) | set(recorded_meta)):
+        if name not in recorded_meta:
+            stale.add(f"dependency-metadata for {name} is not in the lock", pyproject_line=pyproject.line_of_metadata(name))
+        elif name not in wanted_meta:
+            stale.add(f"the lock records dependency-metadata for {name}, which pyproject no longer declares", lock_line=manifest_line)
+        elif not _same_metadata(wanted_meta[name], recorded_meta[name], pyproject, lock):
+            stale.add(
+                f"dependency-metadata for {name} changed (pyproject version {wanted_meta[name].get('version')!r}, lock {recorded_meta[name].get('version')!r})",
+                pyproject_line=pyproject.line_of_metadata(name),
+            )
+
+    # uv gathers [tool.uv] conflicts from every workspace member (package defaults to the member)
+    wanted_conflicts = _conflicts(pyproject.uv.get("conflicts", []), pyproject.name)
+    for member in members:
+        wanted_conflicts |= _conflicts(member.uv.get("conflicts", []), member.name)
+    if wanted_conflicts != _conflicts(lock.data.get("conflicts", []), None):
+        stale.add("[tool.uv] conflicts differ from the lock's", pyproject_line=lines.key("tool.uv", "conflicts") or lines.table("tool.uv"))
+
+    for key, lock_key in (("environments", "supported-markers"), ("required-environments", "required-markers")):
+        if not _same_markers(_markers_list(pyproject.uv.get(key)), _markers_list(lock.data.get(lock_key))):
+            stale.add(
+                f"[tool.uv] {key} differ from the lock's {lock_key}",
+                pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"),
+                markers=True,
+            )
+
+    options = lock.options
+    for key, lock_key, default in (
+        ("resolution", "resolution-mode", "highest"),
+        ("prerelease", "prerelease-mode", "if-necessary-or-explicit"),
+        ("fork-strategy", "fork-strategy", "requires-python"),
+    ):
+        if pyproject.uv.get(key, default) != options.get(lock_key, default):
+            stale.add(f"[tool.uv] {key} is {pyproject.uv.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}", pyproject_line=lines.key("tool.uv", key))
+    wanted_cutoff, locked_cutoff = _timestamp(pyproject.uv.get("exclude-newer")), _timestamp(options.get("exclude-newer"))
+    # uv keeps a lock whose cutoff moved later (nothing locked can be too new); earlier, added or removed: stale
+    if (wanted_cutoff is None) != (locked_cutoff is None) or (wanted_cutoff is not None and wanted_cutoff < locked_cutoff):
+        stale.add(
+            f"[tool.uv] exclude-newer is {pyproject.uv.get('exclude-newer')!r} but the lock was made with {options.get('exclude-newer')!r}",
+            pyproject_line=lines.key("tool.uv", "exclude-newer"),
+        )
+
+    registries = _registries([pyproject, *members])
+    if registries is not None:
+        unknown = sorted({p.source.value for p in lock.packages if p.source.kind == "registry"} - registries)
+        for url in unknown:
+            stale.add(f"packages come from index {url}, which pyproject does not configure", lock_line=lock.line_of_key("version"))
+
+    yield from stale.findings

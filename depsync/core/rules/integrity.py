@@ -1,0 +1,128 @@
+"""Lock integrity: signs that uv.lock was edited by hand or merged as text."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote
+
+from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from packaging.version import InvalidVersion, Version
+
+from depsync.core.findings import Finding
+from depsync.core.model.lock import Lock, LockPackage
+from depsync.core.rules import RULES, CheckInputs
+
+_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})$")
+_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+_FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync lock`"
+
+
+def _filename(artifact: dict[str, Any]) -> str:
+    for key in ("filename", "url", "path"):
+        value = artifact.get(key)
+        if isinstance(value, str):
+            name = value.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+            return unquote(name) if "%" in name else name
+    return ""
+
+
+@functools.lru_cache(maxsize=None)
+def _canonical(name: str) -> str:
+    return canonicalize_name(name)
+
+
+def _same_version(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return False
+
+
+def _artifact_identity(filename: str) -> tuple[str, str] | None:
+    """(normalized name, version) a wheel or sdist file name declares, None when it declares none."""
+    if filename.endswith(".whl"):
+        parts = filename[:-4].split("-")
+        return (_canonical(parts[0]), parts[1]) if len(parts) >= 5 else ("", "")
+    if filename.endswith((".tar.gz", ".zip")):
+        try:
+            name, version = parse_sdist_filename(filename)
+        except (InvalidSdistFilename, InvalidVersion):
+            return None  # legacy sdist names cannot always be split unambiguously
+        return (name, str(version))
+    return None
+
+
+def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
+    raw = package.raw
+    artifacts = list(raw.get("wheels", []) or [])
+    if isinstance(raw.get("sdist"), dict):
+        artifacts.append(raw["sdist"])
+    for artifact in artifacts:
+        if not isinstance(artifact, dict):
+            continue
+        filename = _filename(artifact)
+        identity = _artifact_identity(filename)
+        if identity is not None and package.version is not None:
+            name, version = identity
+            if name != package.name or not _same_version(version, package.version):
+                yield RULES["lock-artifact-mismatch"].finding(
+                    lock.path,
+                    package.line,
+                    f"package {package.name} {package.version} lists artifact {filename}, which is {name or '?'} {version or '?'}",
+                    _FIX,
+                )
+        digest = artifact.get("hash")
+        if digest is not None and not _HASH.match(str(digest)):
+            yield RULES["lock-bad-hash"].finding(
+                lock.path, package.line, f"package {package.name}: artifact {filename} has a malformed hash {str(digest)[:80]!r}", _FIX
+            )
+
+
+def check(inputs: CheckInputs) -> Iterator[Finding]:
+    lock = inputs.lock
+    if lock is None:
+        return
+    versions: dict[str, set[str | None]] = {}
+    seen: set[tuple[str, str | None, Any]] = set()
+    for package in lock.packages:
+        versions.setdefault(package.name, set()).add(package.version)
+        key = (package.name, package.version, package.source)
+        if key in seen:
+            yield RULES["lock-duplicate-package"].finding(
+                lock.path, package.line, f"package {package.name} {package.version} from {package.source.describe()} appears twice", _FIX
+            )
+        seen.add(key)
+        if package.source.kind == "git":
+            commit = str(package.raw["source"]["git"]).partition("#")[2]
+            if not _COMMIT.match(commit):
+                yield RULES["lock-git-unresolved"].finding(
+                    lock.path,
+                    package.line,
+                    f"git source of {package.name} has {'no commit' if not commit else repr(commit)} after `#`; uv always records the full commit",
+                    _FIX,
+                )
+        yield from _check_artifacts(lock, package)
+    for package in lock.packages:
+        raw = package.raw
+        tables = list(raw.get("dependencies", []) or [])
+        for section in ("optional-dependencies", "dev-dependencies"):
+            for deps in (raw.get(section) or {}).values():
+                tables.extend(deps or [])
+        for dep in tables:
+            if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
+                continue
+            name = canonicalize_name(dep["name"])
+            if name not in versions:
+                problem = f"no package {name}"
+            elif "version" in dep and str(dep["version"]) not in versions[name]:
+                problem = f"no {name} {dep['version']} (it has {', '.join(sorted(str(v) for v in versions[name]))})"
+            else:
+                continue
+            yield RULES["lock-dangling-dependency"].finding(
+                lock.path, package.line, f"{package.name} depends on {name}, but the lock has {problem}", _FIX
+            )

@@ -1,0 +1,93 @@
+"""Pure: what one `depsync reconcile` decided and did, for the reports (Markdown, JSON).
+
+The command fills it in phases: the plan (refs, decisions, metadata, files to restore),
+then the lock outcome, the closing check and what is still unmerged. The reports are
+written from it before relocking and again after, so a failed relock still leaves the
+plan, with the failure, where the pipeline looks for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from depsync.core.findings import Finding, Severity
+from depsync.core.lockdiff import PackageChange
+from depsync.core.sync.metadata import MetadataUpdate
+from depsync.core.sync.sources import SourceDecision
+
+# the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
+LOCK_STATES = ("pending", "relocked", "not-relocked", "failed", "dry-run")
+
+
+@dataclass
+class LockOutcome:
+    state: str = "dry-run"
+    note: str = "not relocked (dry run)"
+    changes: list[PackageChange] | None = None
+
+
+@dataclass
+class Reconciliation:
+    """Everything the reports need: refs, decisions, files, lock outcome, findings, what is left to do."""
+
+    dev_ref: str
+    main_ref: str
+    dev_sha: str  # full commits
+    main_sha: str
+    base_sha: str
+    decisions: list[SourceDecision]
+    metadata: list[MetadataUpdate]
+    restored: list[str] = field(default_factory=list)
+    lock: LockOutcome = field(default_factory=LockOutcome)
+    findings: list[Finding] = field(default_factory=list)
+    dry_run: bool = False
+    merging: bool = False  # a `git merge` is in progress: the commit concludes it
+    unmerged: list[str] = field(default_factory=list)  # paths still conflicted afterwards (from the repository top)
+    failure: str | None = None  # the step that failed, in one line: files were put back
+    checked: bool = False  # the closing `depsync check` ran
+
+    @property
+    def dev_commit(self) -> str:
+        return self.dev_sha[:10]
+
+    @property
+    def main_commit(self) -> str:
+        return self.main_sha[:10]
+
+    @property
+    def base_commit(self) -> str:
+        return self.base_sha[:10]
+
+    @property
+    def differing(self) -> list[SourceDecision]:
+        """Entries dev and main disagree on: the decisions a reviewer reads."""
+        return [d for d in self.decisions if d.differs]
+
+    @property
+    def flagged(self) -> list[SourceDecision]:
+        return [d for d in self.decisions if d.needs_review]
+
+    @property
+    def flag_rate(self) -> float:
+        """Flagged decisions among those where dev and main differ (0 when none differ)."""
+        differing = self.differing
+        return sum(d.needs_review for d in differing) / len(differing) if differing else 0.0
+
+    @property
+    def needs_review(self) -> bool:
+        return (
+            any(d.needs_review for d in self.decisions)
+            or any(m.needs_review for m in self.metadata)
+            or any(f.severity >= Severity.ERROR for f in self.findings)
+        )
+
+    @property
+    def status(self) -> str:
+        """failed, dry-run, planned (reports written before the relock), needs-review or ready."""
+        if self.failure:
+            return "failed"
+        if self.dry_run:
+            return "dry-run"
+        if self.lock.state == "pending":
+            return "planned"
+        return "needs-review" if self.needs_review else "ready"

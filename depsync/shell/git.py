@@ -1,0 +1,275 @@
+"""Shell: read files from git refs without a checkout. Argument lists only, never a shell.
+
+One `Session` per repository and process: the toplevel, the git dir and the project's
+prefix are asked once, and every object (blobs at `ref:path`, refs resolved to commits)
+is read through one long-lived `git cat-file --batch`, not a process per read.
+"""
+
+from __future__ import annotations
+
+import atexit
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from depsync.shell import process
+from depsync.shell import signals
+from depsync.errors import DepsyncError
+from depsync.core.redact import redact
+from depsync.core.trust import project_relative, require_ref
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    try:
+        result = process.run(["git", "-C", str(root), *args])
+    except FileNotFoundError:
+        raise DepsyncError("git is not installed (needed for --ref and protected paths)") from None
+    if check and result.returncode != 0:
+        message = redact(result.stderr.decode(errors="replace").strip().splitlines()[-1:][0] if result.stderr.strip() else "failed")
+        raise DepsyncError(f"git {args[0]}: {message}")
+    return result
+
+
+class Session:
+    """A repository as seen from `root`: asked once, then objects read through one cat-file process."""
+
+    def __init__(self, root: Path, top: Path, git_dir: Path, prefix: str) -> None:
+        self.root, self.top, self.git_dir, self.prefix = root, top, git_dir, prefix
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._batch is None or self._batch.poll() is not None:
+            with signals.deferred():  # a signal between fork and here would lose track of the child
+                self._batch = subprocess.Popen(
+                    ["git", "-C", str(self.root), "cat-file", "--batch"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                )
+        return self._batch
+
+    def object(self, name: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, content) of an object name (`ref:path`, `ref^{commit}`, an id); None when missing."""
+        if "\n" in name or "\r" in name:  # one name per line: never a second request
+            return None
+        batch = self._process()
+        assert batch.stdin is not None and batch.stdout is not None
+        try:
+            batch.stdin.write(name.encode() + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().decode(errors="replace").split()
+            if len(header) != 3:  # "<name> missing" / "ambiguous", or the process died
+                if not header:
+                    raise DepsyncError("git cat-file stopped answering")
+                return None
+            oid, kind, size = header
+            data = batch.stdout.read(int(size))
+            batch.stdout.read(1)  # the newline after the content
+        except BaseException:
+            self.close()  # a half-read answer would shift every later one
+            raise
+        return oid, kind, data
+
+    def blob(self, name: str) -> bytes | None:
+        found = self.object(name)
+        return found[2] if found is not None and found[1] == "blob" else None
+
+    def relative(self, path: str) -> str:
+        """path (relative to root) as a path from the repository top, for `ref:path`.
+
+        Only the project root is resolved: the path inside it names a tree entry at the ref and
+        must not follow the work tree's symlinks (which could point anywhere)."""
+        return (PurePosixPath(self.prefix) / project_relative(path, "path")).as_posix().removeprefix("./")
+
+    def close(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            with signals.deferred():
+                try:
+                    batch.kill()
+                    batch.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+                for stream in (batch.stdin, batch.stdout):
+                    try:
+                        stream.close()  # type: ignore[union-attr]
+                    except OSError:
+                        pass
+
+
+_sessions: dict[str, Session] = {}
+
+
+def session(root: Path) -> Session:
+    """The session for root, started on first use (one `git rev-parse` for top, git dir and prefix)."""
+    key = str(Path(root).absolute())
+    found = _sessions.get(key)
+    if found is not None:
+        return found
+    result = _git(root, "rev-parse", "--show-toplevel", "--git-dir", "--show-prefix", check=False)
+    lines = result.stdout.decode().splitlines()
+    if result.returncode != 0 or len(lines) < 2:
+        raise DepsyncError(f"{root} is not a git repository")
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    prefix = lines[2] if len(lines) > 2 else ""
+    made = Session(Path(root), top, git_dir if git_dir.is_absolute() else Path(root) / git_dir, prefix.rstrip("/") or ".")
+    _sessions[key] = made
+    return made
+
+
+def forget(root: Path | None = None) -> None:
+    """Close the session of root (every session when None): after a repository was rebuilt or removed."""
+    keys = [str(Path(root).absolute())] if root is not None else list(_sessions)
+    for key in keys:
+        found = _sessions.pop(key, None)
+        if found is not None:
+            found.close()
+
+
+atexit.register(forget)
+
+
+def is_repository(root: Path) -> bool:
+    try:
+        session(root)
+        return True
+    except (DepsyncError, OSError):
+        return False
+
+
+def toplevel(root: Path) -> Path:
+    return session(root).top
+
+
+def resolve(root: Path, ref: str) -> str:
+    """Full commit of ref; a clear error when it does not exist (or could be read as an option)."""
+    require_ref(ref)
+    found = session(root).object(f"{ref}^{{commit}}")
+    if found is None or found[1] != "commit":
+        raise DepsyncError(f"git ref {ref!r} not found (fetch it, e.g. `git fetch origin`, or name another ref)")
+    return found[0]
+
+
+def read_blob(root: Path, ref: str, path: str) -> bytes | None:
+    """Content of path at ref, or None when the path does not exist there."""
+    require_ref(ref)
+    repo = session(root)
+    return repo.blob(f"{ref}:{repo.relative(path)}")
+
+
+def blob_by_id(root: Path, oid: str) -> bytes | None:
+    """A blob by its object id (from `git log --raw`)."""
+    return session(root).blob(oid)
+
+
+def merge_base(root: Path, a: str, b: str) -> str:
+    result = _git(root, "merge-base", "--end-of-options", a, b, check=False)
+    if result.returncode != 0:
+        raise DepsyncError(f"{a} and {b} have no merge-base (unrelated histories?)")
+    return result.stdout.decode().strip()
+
+
+def short(root: Path, commit: str) -> str:
+    return _git(root, "rev-parse", "--short", "--end-of-options", commit).stdout.decode().strip()
+
+
+def git_dir(root: Path) -> Path:
+    return session(root).git_dir
+
+
+def merge_head(root: Path) -> str | None:
+    """The commit being merged when a merge is in progress (MERGE_HEAD), else None."""
+    head = git_dir(root) / "MERGE_HEAD"
+    return head.read_text().split()[0] if head.is_file() else None
+
+
+def unmerged_paths(root: Path) -> set[str]:
+    """Paths (relative to the repository top) with conflict stages in the index."""
+    out = _git(root, "diff", "--name-only", "--diff-filter=U", "-z").stdout.decode()
+    return {p for p in out.split("\0") if p}
+
+
+def stage(root: Path, paths: list[str]) -> None:
+    """Stage the given paths (relative to root) as they are in the work tree, deleted ones removed
+    from the index, conflict stages resolved: one `git update-index`, like `git add -A -- paths`."""
+    if paths:
+        _git(root, "--literal-pathspecs", "update-index", "--add", "--remove", "--", *paths)
+
+
+@dataclass(frozen=True)
+class PathChange:
+    """One commit of a first-parent history that changed a file, with the file's blobs before and after."""
+
+    commit: str
+    parents: tuple[str, ...]
+    time: int  # committer date, seconds since the epoch
+    subject: str
+    old_blob: str | None  # None: the file did not exist before
+    new_blob: str | None  # None: the commit deleted it
+
+
+_NO_BLOB = "0" * 40
+
+
+def path_history(root: Path, rev: str, path: str) -> list[PathChange]:
+    """Commits on rev's first-parent line that changed path (merges compared with their first
+    parent), newest first, with the blob ids before and after: one `git log --raw`, no diffs."""
+    require_ref(rev)
+    result = _git(
+        root, "--literal-pathspecs", "log", "--first-parent", "--diff-merges=first-parent", "--raw", "--no-abbrev", "--no-renames",
+        "--format=%x1e%H %P%x1f%ct%x1f%s", "--end-of-options", rev, "--", project_relative(path, "path"), check=False,
+    )
+    if result.returncode != 0:
+        return []
+    changes = []
+    for record in result.stdout.decode(errors="replace").split("\x1e")[1:]:
+        head, _, rest = record.partition("\n")
+        ids, _, tail = head.partition("\x1f")
+        when, _, subject = tail.partition("\x1f")
+        commit, *parents = ids.split()
+        raw = next((line for line in rest.splitlines() if line.startswith(":")), None)
+        if raw is None:
+            continue
+        fields = raw.split("\t", 1)[0].split()
+        old, new = fields[2], fields[3]
+        changes.append(PathChange(commit, tuple(parents), int(when or 0), subject, None if old == _NO_BLOB else old, None if new == _NO_BLOB else new))
+    return changes
+
+
+def describe_ref(root: Path, commit: str) -> str:
+    """A readable name for a commit (`main`, `origin/main~2`), else the commit itself."""
+    result = _git(root, "name-rev", "--name-only", "--no-undefined", "--end-of-options", commit, check=False)
+    name = result.stdout.decode().strip()
+    return name.removeprefix("remotes/") if result.returncode == 0 and name else commit
+
+
+def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] = ("ours", "base", "theirs")) -> tuple[str, bool]:
+    """git's own three-way text merge of three versions: (result with markers if any, clean)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="depsync-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_text(text)
+            paths.append(str(path))
+        args = ["merge-file", "-p", "-L", labels[0], "-L", labels[1], "-L", labels[2], *paths]
+        result = subprocess.run(["git", *args], capture_output=True, check=False)
+    if result.returncode < 0 or result.returncode > 127:
+        raise DepsyncError(f"git merge-file failed: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout.decode(), result.returncode == 0
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    return _git(root, "merge-base", "--is-ancestor", "--end-of-options", ancestor, descendant, check=False).returncode == 0
+
+
+def parents(root: Path, commit: str) -> list[str]:
+    line = _git(root, "rev-list", "--parents", "-n", "1", "--end-of-options", commit).stdout.decode().split()
+    return line[1:]
+
+
+def set_config(root: Path, key: str, value: str) -> None:
+    _git(root, "config", "--local", key, value)
+
+
+def remove_config_section(root: Path, section: str) -> None:
+    _git(root, "config", "--local", "--remove-section", section, check=False)

@@ -1,0 +1,237 @@
+"""Shell: load the triple from the work tree or from a git ref into CheckInputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from depsync.core.config import Config, DockerfileSpec, load_config
+from depsync.errors import DepsyncError
+from depsync.core.limits import check_size
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.tomltext import conflict_marker_lines
+from depsync.core.trust import project_relative
+
+if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
+    from depsync.core.findings import Finding
+    from depsync.core.model.lock import Lock
+    from depsync.core.rules import CheckInputs, ProtectedFile
+
+
+def inside(path: Path, root: Path) -> bool:
+    """path, symlinks resolved, is root or below it."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
+@dataclass(frozen=True)
+class FileReader:
+    """Reads project files from the work tree (ref None) or from a git ref, by path relative to root."""
+
+    root: Path
+    ref: str | None = None
+
+    def read_bytes(self, path: str) -> bytes | None:
+        """The file's bytes, None when absent. Paths come from config and the lock: one that
+        leaves the project (`..`, absolute, a symlink pointing out) is an error, never read."""
+        relative = project_relative(path, "path")
+        if self.ref is not None:
+            from depsync.shell import git
+
+            data = git.read_blob(self.root, self.ref, relative)
+            if data is not None:
+                check_size(len(data), f"{self.ref}:{relative}")
+            return data
+        file = self.root / relative
+        if not file.is_file():
+            return None
+        if not inside(file, self.root):
+            raise DepsyncError(f"{path} resolves outside the project (a symlink); depsync does not read it", path)
+        check_size(file.stat().st_size, path)
+        return file.read_bytes()
+
+    def read_text(self, path: str, *, required: bool = True) -> str | None:
+        data = self.read_bytes(path)
+        where = f"{self.ref}:{path}" if self.ref else path
+        if data is None:
+            if required:
+                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"), where)
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DepsyncError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
+
+
+@dataclass(frozen=True)
+class CliOverrides:
+    """What CLI flags say; None means "use config"."""
+
+    dockerfiles: tuple[DockerfileSpec, ...] | None = None
+    owner_ref: str | None = None
+    lock: str | None = None
+    pyproject: str | None = None
+
+
+def _markers_finding(path: str, lines: list[int]) -> Finding:
+    from depsync.core.rules import RULES
+    return RULES["conflict-markers"].finding(
+        path,
+        lines[0],
+        f"{path} has git conflict markers ({len(lines)} marker line(s)); a merge was left unresolved",
+        "run `depsync reconcile` to restore dev's triple, or resolve the merge and relock with `depsync lock`",
+    )
+
+
+def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> Config:
+    """[tool.depsync] of the first of readers whose pyproject.toml exists and is not mid-merge;
+    the defaults when none is."""
+    for reader in readers:
+        text = reader.read_text(pyproject_path, required=False)
+        if text is not None and not conflict_marker_lines(text):
+            return _config_in(text, pyproject_path)
+    return Config()
+
+
+def _config_in(text: str, pyproject_path: str) -> Config:
+    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+
+
+def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
+    """The first configured Dockerfile that exists (the CI image's recipe) and its path."""
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=False)
+        if text:
+            return Dockerfile.from_text(text, spec.path, {**spec.build_args, **(build_args or {})}), spec.path
+    return None, None
+
+
+def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
+    pyproject_path = overrides.pyproject or "pyproject.toml"
+    text = reader.read_text(pyproject_path)
+    assert text is not None
+    config = (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path)).with_overrides(
+        pyproject=overrides.pyproject,
+        lock=overrides.lock,
+        owner_ref=overrides.owner_ref,
+        dockerfiles=overrides.dockerfiles,
+        dockerfiles_configured=True if overrides.dockerfiles is not None else None,
+    )
+    return config, pyproject_path, text
+
+
+def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
+    from depsync.shell import git
+    from depsync.core.model.lock import Lock
+    from depsync.core.rules import RULES, CheckInputs
+    if ref is not None:
+        if not git.is_repository(root):
+            raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
+        git.resolve(root, ref)
+    elif not root.is_dir():
+        raise DepsyncError(f"{root} is not a directory")
+    reader = FileReader(root, ref)
+    config, pyproject_path, pyproject_text = load_config_from(reader, overrides)
+    early: list[Finding] = []
+    markers = conflict_marker_lines(pyproject_text)
+    if markers:
+        # nothing else can be read reliably from a half-merged pyproject
+        placeholder = Pyproject.from_text("", config.pyproject)
+        return CheckInputs(config, placeholder, None, early_findings=(_markers_finding(config.pyproject, markers),))
+    pyproject = Pyproject.from_text(pyproject_text, config.pyproject)
+
+    lock_text = reader.read_text(config.lock)
+    assert lock_text is not None
+    lock: Lock | None = None
+    markers = conflict_marker_lines(lock_text)
+    if markers:
+        early.append(_markers_finding(config.lock, markers))
+    else:
+        lock = Lock.from_text(lock_text, config.lock)
+
+    dockerfiles = []
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=config.dockerfiles_configured)
+        if text is not None:
+            dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
+
+    local_projects = _local_projects(reader, lock) if lock else {}
+    members = _workspace_members(root, pyproject) if ref is None else None
+
+    protected, note = _protected(root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in pyproject.depsync_config)
+    if note:
+        early.append(RULES["protected-unchecked"].finding(config.protected_paths[0], 0, note, "run inside a clone that has the owner ref (git fetch origin)"))
+    return CheckInputs(
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early), local_projects, members
+    )
+
+
+def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
+    """pyproject.toml of each local package in the lock (path, editable, workspace member)."""
+    out = {}
+    for package in lock.packages:
+        path = package.source.value
+        if package.source.kind not in ("editable", "directory", "virtual") or path == ".":
+            continue
+        try:
+            text = reader.read_text(f"{path}/pyproject.toml", required=False)
+        except (DepsyncError, ValueError):
+            continue  # outside the repository (with --ref) or unreadable: not compared
+        if text is not None and not conflict_marker_lines(text):
+            out[path] = Pyproject.from_text(text, f"{path}/pyproject.toml")
+    return out
+
+
+def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | None:
+    """Names of the workspace members on disk, root included; None without [tool.uv.workspace]."""
+    import fnmatch
+
+    workspace = pyproject.uv.get("workspace")
+    if not isinstance(workspace, dict):
+        return None
+    excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
+    names = {pyproject.name} if pyproject.name else set()
+    for pattern in workspace.get("members", []):
+        for directory in sorted(root.glob(str(pattern))):
+            if not inside(directory, root):  # `members = ["../*"]`: outside the project, not read
+                continue
+            relative = directory.relative_to(root).as_posix()
+            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not (directory / "pyproject.toml").is_file():
+                continue
+            if not inside(directory / "pyproject.toml", root):
+                continue
+            member = Pyproject.from_text((directory / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
+            if member.name:
+                names.add(member.name)
+    return frozenset(names)
+
+
+def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -> tuple[tuple[ProtectedFile, ...], str]:
+    from depsync.shell import git
+    from depsync.core.rules import ProtectedFile
+    if not config.protected_paths:
+        return (), ""
+    if not git.is_repository(root):
+        return (), ""  # nothing to compare with: not a finding
+    try:
+        git.resolve(root, config.owner_ref)
+    except DepsyncError:
+        if explicit:
+            raise
+        return (), f"owner ref {config.owner_ref} not found: protected paths not compared"
+    here = FileReader(root, ref)
+    owner = FileReader(root, config.owner_ref)
+    out = []
+    for path in config.protected_paths:
+        mine, theirs = here.read_bytes(path), owner.read_bytes(path)
+        if mine == theirs:
+            status = "same"
+        elif mine is None:
+            status = "missing-here"
+        elif theirs is None:
+            status = "missing-owner"
+        else:
+            status = "differs"
+        out.append(ProtectedFile(path, status))
+    return tuple(out), ""
