@@ -29,6 +29,7 @@ from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.rules import CheckInputs, freshness
+from depsync.core.trust import is_full_commit
 from depsync.shell.workspace import FileReader, config_of
 
 
@@ -140,7 +141,6 @@ def run(options: GuardOptions) -> int:
 # -- pre-push ----------------------------------------------------------------------------------
 
 _ZERO = re.compile(r"^0+$")
-_OBJECT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def parse_pre_push(text: str) -> list[Pushed]:
         if not line.strip():
             continue
         fields = line.rsplit(maxsplit=3)
-        if len(fields) != 4 or not (_OBJECT.match(fields[1]) and _OBJECT.match(fields[3])):
+        if len(fields) != 4 or not (is_full_commit(fields[1]) and is_full_commit(fields[3])):
             raise DepsyncError(f"pre-push input line {number} is not `<local ref> <sha> <remote ref> <sha>`: {line[:120]!r}")
         local_ref, local, _, remote = fields
         if _ZERO.match(local):

@@ -26,6 +26,7 @@ from depsync.errors import DepsyncError
 from depsync.core.findings import FIXABLE, Finding
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.rules import CheckInputs
+from depsync.core.trust import is_full_commit
 
 _STALE, _PIN, _METADATA = "docker-stale-no-install", "source-pin-not-commit", "metadata-rev-mismatch"
 
@@ -289,11 +290,10 @@ def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding
         result.before[path], result.after[path] = text, new_text
 
 
-_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def _is_commit(value: object) -> bool:
-    return isinstance(value, str) and bool(_COMMIT.match(value.lower()))
+    return isinstance(value, str) and is_full_commit(value.lower())
 
 
 def _pin(table, commit: str) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,14 @@ GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
 GIT_ALLOW_PROTOCOL = ":".join(GIT_SCHEMES)  # for git's own GIT_ALLOW_PROTOCOL, a second lock on the same door
 _SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:(?!//)[A-Za-z0-9._~/-][^\s]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_VERSION = re.compile(r"^[0-9]+(?:\.[0-9]+){1,3}(?:(?:a|b|rc)[0-9]+)?$")
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+){1,3}(?:(?:a|b|rc)[0-9]+)?")
+# a full git object name: SHA-1 (40) or SHA-256 (64) hex; fullmatch, so `<sha>\n` is not one
+_FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def is_full_commit(value: object) -> bool:
+    """A full commit name (lower-case hex, 40 or 64 digits), nothing before or after it."""
+    return isinstance(value, str) and _FULL_COMMIT.fullmatch(value) is not None
 
 
 def git_url_allowed(url: str) -> bool:
@@ -47,7 +54,7 @@ def require_ref(ref: str) -> str:
 
 def uv_version_allowed(version: str) -> bool:
     """A uv release number such as 0.7.2: it names a cache directory and a wheel, so nothing else."""
-    return bool(_VERSION.match(version))
+    return isinstance(version, str) and _VERSION.fullmatch(version) is not None
 
 
 def project_relative(path: str, what: str) -> str:

@@ -20,10 +20,9 @@ from typing import Any
 from depsync.shell import process
 from depsync.core.redact import redact
 from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
-from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed
+from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def cache_dir() -> Path:
@@ -99,7 +98,7 @@ class SourceRepos:
                 said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "no message")
                 self._state[url] = f"fetch failed: {redact(said)[:160]}"
                 return self._state[url]
-            missing = [p.value for p in wanted if p.kind == "rev" and _COMMIT.match(p.value.lower()) and not self._commit(repo, p)]
+            missing = [p.value for p in wanted if p.kind == "rev" and is_full_commit(p.value.lower()) and not self._commit(repo, p)]
             if missing:  # a commit no branch or tag reaches (a PR head): ask for it by id
                 self._run(repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, *missing)
         except subprocess.TimeoutExpired:

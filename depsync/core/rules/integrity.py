@@ -14,9 +14,9 @@ from packaging.version import InvalidVersion, Version
 from depsync.core.findings import Finding
 from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.rules import RULES, CheckInputs
+from depsync.core.trust import is_full_commit
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})$")
-_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync lock`"
 
 
@@ -99,7 +99,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         seen.add(key)
         if package.source.kind == "git":
             commit = str(package.raw["source"]["git"]).partition("#")[2]
-            if not _COMMIT.match(commit):
+            if not is_full_commit(commit):
                 yield RULES["lock-git-unresolved"].finding(
                     lock.path,
                     package.line,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -13,8 +12,8 @@ from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import git_source
 from depsync.core.rules import RULES, CheckInputs
 from depsync.core.sync.sources import host_of
+from depsync.core.trust import is_full_commit
 
-_FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
@@ -40,7 +39,7 @@ def locked_commit(lock: Lock | None, name: str, table: dict) -> str | None:  # t
         if source.kind == "git" and source.value == wanted.value and source.subdirectory == wanted.subdirectory:
             commits.add(str(package.raw.get("source", {}).get("git", "")).partition("#")[2].lower())
     (commit,) = commits if len(commits) == 1 else (None,)
-    return commit if commit and _FULL_SHA.match(commit) else None
+    return commit if is_full_commit(commit) else None
 
 
 def pin_fix(shown: str, commit: str | None, what: str) -> str:
@@ -68,7 +67,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         for table in tables:
             if "git" in table:
                 pin = table.get("rev")
-                if pin is None or not _FULL_SHA.match(str(pin).lower()):
+                if pin is None or not is_full_commit(str(pin).lower()):
                     kind, value = next(((k, table[k]) for k in ("rev", "tag", "branch") if k in table), ("", ""))
                     what = f"{kind} {value!r}" if kind else "no rev (the default branch)"
                     yield RULES["source-pin-not-commit"].finding(
