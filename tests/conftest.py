@@ -19,6 +19,16 @@ IMAGE = os.environ.get("DEPSYNC_TEST_IMAGE", "depsync-test:bookworm")  # contain
 SLOW_IMAGE = "depsync-test:slow-uv"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Every test (and every depsync it starts) caches under a temp dir, never the developer's
+    ~/.cache/depsync: one per session, so uv binaries and git mirrors are fetched once per run.
+    A test that needs a cold cache sets XDG_CACHE_HOME itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
+
 # DESIGN.md, "Current real snapshot": the three-way case of each source in the Megatron data
 MEGATRON_SOURCE_CASES = {
     "flash_mla": "unchanged",

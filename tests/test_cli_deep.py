@@ -131,7 +131,7 @@ def test_deep_makes_no_network_connection(material: LocalMaterial, tmp_path: Pat
 
 
 def test_deep_runs_a_cached_pinned_uv_offline(material: LocalMaterial, tmp_path: Path, proxy: RefusingProxy) -> None:
-    from depsync.shell.uv import cache_root
+    from depsync.shell.uvwheel import cache_dir as cache_root
 
     pinned = "0.7.2"  # the real project's pin
     if not (cache_root() / "uv" / pinned / "uv").is_file() or host_uv_version() == pinned:

@@ -52,9 +52,15 @@ Finding = "tuple[str, int, str, int, str, str]"  # file, line, rule, severity, m
 Request = tuple[str, "str | None", "tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None", "str | None", "str | None", "str | None"]
 
 
-def directory() -> str:
+def root() -> str:
+    """depsync's one cache root, $XDG_CACHE_HOME/depsync (default ~/.cache/depsync): the check
+    results, git source mirrors, uv binaries and image facts all live below it."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "depsync", "check")
+    return os.path.join(base, "depsync")
+
+
+def directory() -> str:
+    return os.path.join(root(), "check")
 
 
 def enabled() -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from depsync.shell import process
+from depsync.shell import cache, process
 from depsync.core.redact import redact
 from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
@@ -26,8 +26,7 @@ _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "depsync" / "git-sources"
+    return Path(cache.root()) / "git-sources"
 
 
 def _git(args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:

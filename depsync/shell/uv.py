@@ -68,12 +68,6 @@ def run_uv(args: list[str], project: Path, version: str | None = None, timeout: 
     return UvResult(result.returncode, redact(result.stdout), redact(result.stderr), used)
 
 
-def cache_root() -> Path:
-    from depsync.shell.uvwheel import cache_dir
-
-    return cache_dir()
-
-
 def uv_binary(version: str) -> Path:
     """A uv binary of exactly this version for this (Linux) host, from the uv wheel on the
     package index, verified and cached (depsync/uvwheel.py; no pip needed)."""

@@ -314,8 +314,9 @@ def _netrc(host: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
 # -- the binary ---------------------------------------------------------------------------------
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "depsync"
+    from depsync.shell import cache
+
+    return Path(cache.root())
 
 
 def cached_binary(version: str, platform: Platform) -> Path:
