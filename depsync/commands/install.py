@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.shell import git
+from depsync.report import ui
 from depsync.core.config import Config
 from depsync.errors import DepsyncError
 from depsync.shell.fileio import confined, write_atomic
@@ -81,7 +82,7 @@ def run(options: InstallOptions) -> int:
         hook = git.git_dir(top) / "hooks" / "pre-push"
         if hook.is_file() and HOOK_MARK in hook.read_text():
             hook.unlink()
-        print("depsync: merge drivers and pre-push hook removed")
+        ui.note("merge drivers and pre-push hook removed")
         return 0
     missing = [line for line in lines if line not in existing]
     if missing:
@@ -94,7 +95,7 @@ def run(options: InstallOptions) -> int:
         relock = " --relock" if options.relock and kind == "lock" else ""
         git.set_config(top, f"merge.{name}.name", description)
         git.set_config(top, f"merge.{name}.driver", f"{command} merge-driver {kind}{relock} {_DRIVER_ARGS}")
-    print(f"depsync: merge drivers registered in this clone's git config (git runs `{command} merge-driver ...`)")
+    ui.note(f"merge drivers registered in this clone's git config (git runs `{command} merge-driver ...`)")
     _print_attributes_advice(top, lines)
     if options.pre_push:
         hook = git.git_dir(top) / "hooks" / "pre-push"
@@ -107,8 +108,8 @@ def run(options: InstallOptions) -> int:
         # stdin (git's `<local ref> <sha> <remote ref> <sha>` lines) passes straight through exec
         hook.write_text(f"#!/bin/sh\n{HOOK_MARK}\nexec {command} guard --pre-push {root_arg}\n")
         hook.chmod(0o755)
-        print(f"depsync: pre-push hook installed ({hook}): each sync merge pushed is checked by `depsync guard`; other pushes pass")
-    print("depsync: git config and hooks are not cloned: every clone runs `depsync install` once"
+        ui.note(f"pre-push hook installed ({hook}): each sync merge pushed is checked by `depsync guard`; other pushes pass")
+    ui.note("git config and hooks are not cloned: every clone runs `depsync install` once"
           + (" --pre-push" if options.pre_push else "") + " (without it git merges uv.lock and pyproject.toml as text)")
     return 0
 
@@ -117,9 +118,9 @@ def _print_attributes_advice(top: Path, lines: list[str]) -> None:
     """Say which .gitattributes lines route the files to the drivers, and whether they still need a commit."""
     committed = (git.read_blob(top, "HEAD", ".gitattributes") or b"").decode(errors="replace").splitlines()
     if all(line in committed for line in lines):
-        print("depsync: .gitattributes (committed) routes " + ", ".join(line.split()[0] for line in lines) + " to them")
+        ui.note(".gitattributes (committed) routes " + ", ".join(line.split()[0] for line in lines) + " to them")
         return
-    print("depsync: .gitattributes now has these lines; commit them so every clone merges the same way:")
+    ui.note(".gitattributes now has these lines; commit them so every clone merges the same way:")
     for line in lines:
         print(f"    {line}")
     print("  git add .gitattributes && git commit -m 'depsync merge drivers'")

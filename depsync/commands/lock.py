@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depsync.shell import faults
+from depsync.report import ui
 from depsync.errors import DepsyncError
 from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.core.model.pyproject import Pyproject
@@ -60,8 +61,8 @@ def run(options: LockOptions) -> int:
         result: LockRun = runner.lock(root, args, options.timeout, progress.line, on_phase=progress.phase)
     elapsed = time.monotonic() - started
     for note in result.notes:
-        print(f"depsync: {note}", file=sys.stderr)
-    print(f"depsync: uv {result.uv_version} via {why}, {elapsed:.1f}s", file=sys.stderr)
+        ui.note(note)
+    ui.note(f"uv {result.uv_version} via {why}, {elapsed:.1f}s")
 
     if options.check:
         if result.returncode == 0:

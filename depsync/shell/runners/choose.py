@@ -22,12 +22,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.shell import process
+from depsync.report import ui
 from depsync.shell import signals
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact
@@ -78,7 +78,7 @@ def image_from_dockerfile(root: Path, dockerfile: Dockerfile | None) -> str | No
 
 
 def _say(text: str) -> None:
-    print(f"depsync: {text}", file=sys.stderr, flush=True)
+    ui.note(text)
 
 
 def choose_runner(
