@@ -454,10 +454,11 @@ from depsync.errors import DepsyncError
 
 signals.install()  # what the CLI does at start
 try:
-    from depsync.commands.lock import LockOptions, run
+    from depsync.commands.lock import run
+    from depsync.shell.runners.request import LockRequest
 
     print("ready", flush=True)
-    code = run(LockOptions(root=Path(sys.argv[1]), runner="docker", image=sys.argv[2]))
+    code = run(LockRequest(root=Path(sys.argv[1]), runner="docker", image=sys.argv[2]))
 except signals.Interrupted as exc:
     print(f"depsync: interrupted ({exc})", file=sys.stderr)
     code = exc.exit_code

@@ -448,7 +448,9 @@ def _run(args: argparse.Namespace) -> int:
         from depsync.commands import lock
 
         computed = {"build_args": dict(args.build_arg), "upgrade_packages": tuple(args.upgrade_package)}
-        return lock.run(_options(lock.LockOptions, args, **computed))
+        from depsync.shell.runners.request import LockRequest
+
+        return lock.run(_options(LockRequest, args, **computed))
     if args.command == "reconcile":
         from depsync.commands import reconcile
 

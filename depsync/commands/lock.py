@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from depsync.shell import faults
 from depsync.report import ui
@@ -18,29 +16,13 @@ from depsync.errors import DepsyncError
 from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.core.model.pyproject import Pyproject
 from depsync.shell.runners import LockRun
-from depsync.shell.runners.choose import choose_runner, image_from_dockerfile, wanted_uv_version
+from depsync.shell.runners.request import LockRequest
+from depsync.shell.runners.choose import choose_runner
 from depsync.shell.uv import error_summary
 from depsync.shell.workspace import FileReader, ci_dockerfile, config_of
 
 
-@dataclass(frozen=True)
-class LockOptions:
-    root: Path
-    runner: str = "auto"  # auto, docker, local
-    image: str | None = None
-    build: bool = False
-    target: str | None = None
-    build_args: dict[str, str] = field(default_factory=dict)
-    upgrade: bool = False
-    upgrade_packages: tuple[str, ...] = ()
-    check: bool = False
-    timeout: float = 1800
-    summary: Path | None = None
-    cache_volume: str = "depsync-uv-cache"
-    memory: str | None = None  # docker runner: the container's memory limit (e.g. "8g")
-
-
-def run(options: LockOptions) -> int:
+def run(options: LockRequest) -> int:
     from depsync.report.lock import LockProgress, print_changes, to_markdown
 
     root = options.root
@@ -97,4 +79,4 @@ def run(options: LockOptions) -> int:
     return 0
 
 
-__all__ = ["LockOptions", "choose_runner", "image_from_dockerfile", "run", "wanted_uv_version"]
+__all__ = ["LockRequest", "run"]

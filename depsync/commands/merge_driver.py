@@ -241,9 +241,12 @@ def _run_lock(options: DriverOptions, config: Config, sides: Sides, ours: bytes,
             _say(f"{options.path}: took the lock of `{sides.owner}` (the {config.owner_ref} side); it is stale for the merged "
                  f"{config.pyproject} ({why}): after the merge run `depsync lock` and commit uv.lock")
         return 0
-    from depsync.shell.runners.local import LocalRunner
+    from depsync.shell.runners.choose import runner_for
+    from depsync.shell.runners.request import LockRequest
 
-    result = LocalRunner().lock(Path.cwd(), [], 1800, replace={config.pyproject: pyproject.text.encode(), config.lock: owner_lock})
+    # the owner side's uv pin (Dockerfile, else required-version), on the host: git is waiting
+    runner, _ = runner_for(LockRequest(Path.cwd(), runner="local"), config, FileReader(Path.cwd(), "HEAD" if sides.owner_is_ours or not sides.theirs_commit else sides.theirs_commit))
+    result = runner.lock(Path.cwd(), [], 1800, replace={config.pyproject: pyproject.text.encode(), config.lock: owner_lock})
     if result.returncode != 0 or result.new_lock is None:
         then = "run `depsync reconcile`" if sides.sync else f"fix {config.pyproject} if needed, then `depsync lock` and `git add {options.path}`"
         _say(f"{options.path} left conflicted (holding the lock of `{sides.owner}`): uv lock failed against the merged {config.pyproject}; {then}")

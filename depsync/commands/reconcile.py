@@ -35,7 +35,7 @@ from depsync.core.rules.sources import required_names
 from depsync.shell.runners import Runner
 from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.shell.uv import error_summary
-from depsync.shell.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
+from depsync.shell.workspace import CliOverrides, FileReader, config_of, load_inputs
 
 
 @dataclass(frozen=True)
@@ -196,13 +196,11 @@ def _merged_ref(root: Path, merging: str) -> str:
 
 def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple[Runner, str]:
     """The lock command's runner choice, made from dev's pyproject and Dockerfile."""
-    from depsync.commands.lock import LockOptions, choose_runner
+    from depsync.shell.runners.choose import runner_for
+    from depsync.shell.runners.request import LockRequest
 
-    reader = FileReader(options.root, dev_commit)
-    pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
-    dockerfile, path = ci_dockerfile(reader, config)
-    lock_options = LockOptions(options.root, options.runner, options.image, timeout=options.timeout, memory=options.memory)
-    return choose_runner(lock_options, config, pyproject, dockerfile, path)
+    request = LockRequest(options.root, options.runner, options.image, timeout=options.timeout, memory=options.memory)
+    return runner_for(request, config, FileReader(options.root, dev_commit))
 
 
 def _for_reconcile(message: str) -> str:

@@ -32,10 +32,11 @@ from depsync.shell import signals
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact
 from depsync.shell.runners import LineSink, PhaseSink, Runner
+from depsync.shell.runners.request import LockRequest
 from depsync.core.trust import uv_version_allowed
 
-if TYPE_CHECKING:  # commands/lock.py imports this module: no import cycle at run time
-    from depsync.commands.lock import LockOptions
+if TYPE_CHECKING:
+    from depsync.shell.workspace import FileReader
     from depsync.core.config import Config
     from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.model.pyproject import Pyproject
@@ -82,7 +83,7 @@ def _say(text: str) -> None:
 
 
 def choose_runner(
-    options: LockOptions,
+    options: LockRequest,
     config: Config,
     pyproject: Pyproject,
     dockerfile: Dockerfile | None,
@@ -127,6 +128,17 @@ def choose_runner(
         image, how = build_image(options, dockerfile_path, endpoint, build_args, on_line, on_phase), f"built from {dockerfile_path}"
     assert image is not None  # --image, config, the Dockerfile's FROM or the build: checked above
     return DockerRunner(image, version, options.cache_volume, memory=options.memory, endpoint=endpoint), f"docker runner, image {image} ({how})"
+
+
+def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks: object) -> tuple[Runner, str]:
+    """choose_runner for the pyproject and CI Dockerfile `reader` sees (a commit or the work
+    tree): the one relock path of reconcile and the merge driver, so both honour the pin."""
+    from depsync.core.model.pyproject import Pyproject
+    from depsync.shell.workspace import ci_dockerfile
+
+    pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
+    dockerfile, path = ci_dockerfile(reader, config, request.build_args)
+    return choose_runner(request, config, pyproject, dockerfile, path, **sinks)  # type: ignore[arg-type]
 
 
 def _local(version: str | None) -> Runner:
@@ -328,7 +340,7 @@ def check_builder(builder: Builder, text: str, path: str, endpoint: Endpoint) ->
 
 
 def build_image(
-    options: LockOptions, dockerfile_path: str, endpoint: Endpoint, build_args: dict[str, str], on_line: LineSink | None = None, on_phase: PhaseSink | None = None
+    options: LockRequest, dockerfile_path: str, endpoint: Endpoint, build_args: dict[str, str], on_line: LineSink | None = None, on_phase: PhaseSink | None = None
 ) -> str:
     """Build the Dockerfile (--target; config's build-args, then --build-arg) into a tag of its own; returns the tag."""
     from depsync.shell.workspace import FileReader
@@ -387,7 +399,7 @@ def _stream(argv: list[str], env: dict[str, str], timeout: float, on_line: LineS
 
 
 
-def _build_with_sdk(endpoint: Endpoint, root: Path, dockerfile_path: str, options: LockOptions, build_args: dict[str, str], tag: str) -> None:
+def _build_with_sdk(endpoint: Endpoint, root: Path, dockerfile_path: str, options: LockRequest, build_args: dict[str, str], tag: str) -> None:
     """No docker CLI at all: the engine's legacy builder through the docker SDK (it makes the context tar)."""
     import docker
     from docker.tls import TLSConfig

@@ -1,0 +1,23 @@
+"""What a relock asks for: one request type for `depsync lock`, reconcile and the merge driver."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LockRequest:
+    root: Path
+    runner: str = "auto"  # auto, docker, local
+    image: str | None = None
+    build: bool = False
+    target: str | None = None
+    build_args: dict[str, str] = field(default_factory=dict)
+    upgrade: bool = False
+    upgrade_packages: tuple[str, ...] = ()
+    check: bool = False
+    timeout: float = 1800
+    summary: Path | None = None
+    cache_volume: str = "depsync-uv-cache"
+    memory: str | None = None  # docker runner: the container's memory limit (e.g. "8g")
