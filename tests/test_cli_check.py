@@ -12,10 +12,7 @@ import pytest
 
 from conftest import git, init_repo, write_files
 from test_rules import LOCK, PYPROJECT
-
-
-def depsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], capture_output=True, text=True, cwd=cwd)
+from support import depsync
 
 
 def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import env_for, git
 from uvprojects import LocalMaterial
+from support import depsync_in
 
 KINDS = {"error": 2, "disk-full": 2, "interrupt": 130}
 WATCHED = ("pyproject.toml", "uv.lock", ".github/CODEOWNERS")
@@ -27,10 +28,6 @@ def state(repo: Path) -> dict[str, object]:
     files = {p: (repo / p).read_bytes() if (repo / p).exists() else None for p in WATCHED}
     leftovers = sorted(str(p.name) for p in (*repo.parent.iterdir(), *repo.rglob("*")) if "depsync" in p.name and p.name != "depsync")
     return {"files": files, "unmerged": git(repo, "diff", "--name-only", "--diff-filter=U"), "status": git(repo, "status", "--porcelain"), "leftovers": leftovers}
-
-
-def depsync(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=300)
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], code: int) -> None:
@@ -139,3 +136,7 @@ def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slo
     assert process.returncode == 2 and "lock failed; uv.lock is unchanged" in stderr
     assert state(small_repo) == before
     assert client.containers.list(all=True, filters={"label": "io.depsync.run"}) == []
+
+
+def depsync(repo: Path, env: dict[str, str], *args: str):  # type: ignore[no-untyped-def]
+    return depsync_in(repo, *args, env=env, timeout=300)

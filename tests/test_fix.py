@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +14,7 @@ from depsync.core import autofix
 from depsync.core.rules import run_rules
 from test_rules import LOCK, PYPROJECT, inputs
 from uvprojects import LocalMaterial, run_uv
-
-
-def depsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], capture_output=True, text=True, cwd=cwd)
+from support import depsync
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

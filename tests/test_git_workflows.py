@@ -18,13 +18,10 @@ import pytest
 
 from conftest import env_for, git, uv_lock
 from uvprojects import LocalMaterial
+from support import depsync_in as depsync
 
 DEPSYNC = f"{sys.executable} -m depsync"
 DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
-
-
-def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
 
 
 def without_depsync(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
@@ -77,14 +74,15 @@ def test_install_registers_this_python_and_says_what_to_commit(small_repo: Path)
     out = result.stdout
     assert "    uv.lock merge=depsync-lock\n    pyproject.toml merge=depsync-pyproject\n" in out  # the lines to commit
     assert "git add .gitattributes && git commit" in out
-    assert "every clone runs `depsync install` once --pre-push" in out
+    assert "every clone runs `depsync install` once --pre-push" in result.stderr  # a note: -q leaves it out
+    assert "every clone runs" not in depsync(small_repo, "-q", "install", "--pre-push").stderr
     hook = small_repo / ".git" / "hooks" / "pre-push"
     assert f"{shlex.quote(sys.executable)} -m depsync guard --pre-push" in hook.read_text()
 
     git(small_repo, "add", ".gitattributes")
     git(small_repo, "commit", "-qm", "depsync merge drivers")
     again = depsync(small_repo, "install")
-    assert ".gitattributes (committed) routes uv.lock, pyproject.toml to them" in again.stdout
+    assert ".gitattributes (committed) routes uv.lock, pyproject.toml to them" in again.stderr
     assert "git add .gitattributes" not in again.stdout
 
     assert depsync(small_repo, "install", "--uninstall").returncode == 0

@@ -18,11 +18,7 @@ import pytest
 from conftest import env_for, git
 from test_git_workflows import show, without_depsync
 from uvprojects import LocalMaterial
-
-
-def depsync(repo: Path, *args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env, input=stdin,
-                          stdin=subprocess.DEVNULL if stdin is None else None)
+from support import depsync_in as depsync
 
 
 def push(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import MEGATRON, MEGATRON_SOURCE_CASES, env_for, git, megatron_history, write_files
 from uvprojects import LocalMaterial, uv_check
-
-
-def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
+from support import depsync_in as depsync
 
 
 def snapshot(repo: Path, *paths: str) -> dict[str, bytes]:

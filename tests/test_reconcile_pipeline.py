@@ -18,10 +18,7 @@ import pytest
 
 from conftest import env_for, git, init_repo, write_files
 from uvprojects import LocalMaterial
-
-
-def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=600)
+from support import depsync_in as depsync
 
 
 def files(repo: Path) -> dict[str, bytes | None]:

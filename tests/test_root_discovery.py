@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import write_files
 from depsync.cli.root import discover, find_root
 from test_rules import LOCK, PYPROJECT
-
-
-def depsync(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], capture_output=True, text=True, cwd=cwd)
+from support import depsync
 
 
 def test_nearest_pyproject_with_a_lock_or_tool_uv(tmp_path: Path) -> None:

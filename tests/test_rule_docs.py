@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from depsync.core.rules import RULES
 from depsync.core.rules.docs import DOCS, render
-
-
-def depsync(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], capture_output=True, text=True)
+from support import depsync
 
 
 def test_every_rule_has_a_page_and_every_page_a_rule() -> None:

