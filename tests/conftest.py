@@ -207,3 +207,11 @@ def slow_image(engine, tmp_path_factory: pytest.TempPathFactory) -> str:  # type
     )
     engine.images.build(path=str(context), tag=SLOW_IMAGE, rm=True)
     return SLOW_IMAGE
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs the engine is marked `docker` (select or skip them with -m), whether
+    it says so itself or only through a fixture that uses the engine."""
+    for item in items:
+        if {"engine", "slow_image"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.docker)
