@@ -1,14 +1,21 @@
-"""Running depsync as a user does: `python -m depsync` in a child process, with this interpreter.
-
-One place for it, so every test runs depsync the same way (stdin closed unless given, text output).
-"""
+"""What many tests share: running depsync as a user does (`python -m depsync` in a child process,
+with this interpreter), git helpers, a copy of depsync as a repository, and a small sample triple."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from conftest import REPO, git
+from depsync.core.config import Config
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+from depsync.core.rules import CheckInputs
 
 
 def depsync(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, stdin: str | None = None,
@@ -30,3 +37,115 @@ def depsync_in(cwd: Path, *args: str, env: Mapping[str, str] | None = None, stdi
                timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """depsync run in a repository: `depsync_in(repo, "reconcile", ...)`."""
     return depsync(*args, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
+
+
+def show(repo: Path, spec: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), "show", spec], capture_output=True, check=True).stdout
+
+
+def without_depsync(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """env whose PATH has no `depsync` (the venv's bin is dropped) but still has uv, for --relock."""
+    uv_only = tmp_path / "uv-only-bin"
+    uv_only.mkdir(exist_ok=True)
+    uv = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    assert uv, "uv is a test dependency"
+    if not (uv_only / "uv").exists():
+        (uv_only / "uv").symlink_to(uv)
+    dirs = [d for d in env.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "depsync").exists()]
+    path = os.pathsep.join([str(uv_only), *dirs])
+    assert shutil.which("depsync", path=path) is None
+    return {**env, "PATH": path}
+
+
+def copy_of_depsync(target: Path) -> Path:
+    """The depsync repository as GitHub hands it to a workflow that uses the action: its files."""
+    shutil.copytree(REPO, target, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis", ".benchmarks"))
+    return target
+
+
+def git_repo_of_depsync(target: Path) -> str:
+    """This work tree as a git repository of one commit (what a tag of depsync would hold); its sha."""
+    copy_of_depsync(target)
+    git(target, "init", "-q", "-b", "main")
+    git(target, "add", "-A")
+    git(target, "commit", "-qm", "depsync under test")
+    return git(target, "rev-parse", "HEAD")
+
+
+# -- a small consistent triple, for rule and CLI tests -------------------------------------------
+
+def inputs(pyproject: str, lock: str | None = None, dockerfiles: tuple[str, ...] = (), config: Config | None = None, **kw) -> CheckInputs:
+    return CheckInputs(
+        config or Config(),
+        Pyproject.from_text(pyproject),
+        Lock.from_text(lock) if lock is not None else None,
+        tuple(Dockerfile.from_text(d, "docker/Dockerfile.ci.dev") for d in dockerfiles),
+        **kw,
+    )
+
+
+PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "demo"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = ["alpha>=1"]
+
+[project.optional-dependencies]
+gpu = ["beta"]
+
+[dependency-groups]
+test = ["pytest"]
+
+[tool.uv.sources]
+beta = { git = "https://example.com/beta.git", rev = "0123456789abcdef0123456789abcdef01234567" }
+"""
+
+LOCK = """\
+version = 1
+revision = 3
+requires-python = ">=3.11"
+
+[[package]]
+name = "alpha"
+version = "1.2"
+source = { registry = "https://pypi.org/simple" }
+sdist = { url = "https://files.example/alpha-1.2.tar.gz", hash = "sha256:%(h)s" }
+wheels = [{ url = "https://files.example/alpha-1.2-py3-none-any.whl", hash = "sha256:%(h)s" }]
+
+[[package]]
+name = "beta"
+version = "0.3"
+source = { git = "https://example.com/beta.git?rev=0123456789abcdef0123456789abcdef01234567#0123456789abcdef0123456789abcdef01234567" }
+
+[[package]]
+name = "demo"
+version = "0.1.0"
+source = { editable = "." }
+dependencies = [{ name = "alpha" }]
+
+[package.optional-dependencies]
+gpu = [{ name = "beta" }]
+
+[package.dev-dependencies]
+test = [{ name = "pytest" }]
+
+[package.metadata]
+requires-dist = [
+    { name = "alpha", specifier = ">=1" },
+    { name = "beta", marker = "extra == 'gpu'", git = "https://example.com/beta.git?rev=0123456789abcdef0123456789abcdef01234567" },
+]
+provides-extras = ["gpu"]
+
+[package.metadata.requires-dev]
+test = [{ name = "pytest" }]
+
+[[package]]
+name = "pytest"
+version = "8.0"
+source = { registry = "https://pypi.org/simple" }
+""" % {"h": "a" * 64}

@@ -37,6 +37,7 @@ import pytest
 import yaml
 
 from conftest import REPO, env_for, git, uv_lock, write_files
+from support import copy_of_depsync
 from uvprojects import LocalMaterial
 
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"
@@ -353,21 +354,6 @@ def runner_env(base: Mapping[str, str]) -> dict[str, str]:
     env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "depsync").exists())
     assert shutil.which("depsync", path=env["PATH"]) is None
     return env
-
-
-def copy_of_depsync(target: Path) -> Path:
-    """The depsync repository as GitHub hands it to a workflow that uses the action: its files."""
-    shutil.copytree(REPO, target, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis", ".benchmarks"))
-    return target
-
-
-def git_repo_of_depsync(target: Path) -> str:
-    """This work tree as a git repository of one commit (what a tag of depsync would hold); its sha."""
-    copy_of_depsync(target)
-    git(target, "init", "-q", "-b", "main")
-    git(target, "add", "-A")
-    git(target, "commit", "-qm", "depsync under test")
-    return git(target, "rev-parse", "HEAD")
 
 
 # -- 1. the files themselves ---------------------------------------------------------------------

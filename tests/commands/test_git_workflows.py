@@ -7,9 +7,7 @@ there): git must reach depsync through the interpreter path `install` registered
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,23 +17,10 @@ import pytest
 from conftest import env_for, git, uv_lock
 from uvprojects import LocalMaterial
 from support import depsync_in as depsync
+from support import show, without_depsync
 
 DEPSYNC = f"{sys.executable} -m depsync"
 DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
-
-
-def without_depsync(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    """env whose PATH has no `depsync` (the venv's bin is dropped) but still has uv, for --relock."""
-    uv_only = tmp_path / "uv-only-bin"
-    uv_only.mkdir(exist_ok=True)
-    uv = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    assert uv, "uv is a test dependency"
-    if not (uv_only / "uv").exists():
-        (uv_only / "uv").symlink_to(uv)
-    dirs = [d for d in env.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "depsync").exists()]
-    path = os.pathsep.join([str(uv_only), *dirs])
-    assert shutil.which("depsync", path=path) is None
-    return {**env, "PATH": path}
 
 
 def merge(repo: Path, ref: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -56,10 +41,6 @@ def prepare(repo: Path) -> None:
         configure(repo)
         git(repo, "commit", "-qam", f"{branch}: depsync config")
     git(repo, "checkout", "-q", "-B", "sync", "dev")
-
-
-def show(repo: Path, spec: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), "show", spec], capture_output=True, check=True).stdout
 
 
 def test_install_registers_this_python_and_says_what_to_commit(small_repo: Path) -> None:

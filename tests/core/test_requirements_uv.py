@@ -29,7 +29,7 @@ from depsync.errors import DepsyncError
 from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import parse_requirement, req_from_text, specifier_key
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # works with any pytest import mode
 from uvprojects import LocalMaterial, run_uv, write_project  # noqa: E402
 
 GIT = "zeta @ git+{git}@v1.0.0"

@@ -5,25 +5,14 @@ from __future__ import annotations
 import pytest
 
 from conftest import BUNDLED, megatron
-from depsync.core.config import Config, load_config
+from depsync.core.config import load_config
 from depsync.core.findings import Severity
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.model.lock import Lock
-from depsync.core.model.pyproject import Pyproject
 from depsync.core.rules import RULES, CheckInputs, ProtectedFile, run_rules
 from depsync.core.rules.metadata import follow_rev, local_sha
+from support import LOCK, PYPROJECT, inputs
 
 DEV_DOCKERFILE = (BUNDLED / "megatron-dev" / "docker" / "Dockerfile.ci.dev").read_text()
-
-
-def inputs(pyproject: str, lock: str | None = None, dockerfiles: tuple[str, ...] = (), config: Config | None = None, **kw) -> CheckInputs:
-    return CheckInputs(
-        config or Config(),
-        Pyproject.from_text(pyproject),
-        Lock.from_text(lock) if lock is not None else None,
-        tuple(Dockerfile.from_text(d, "docker/Dockerfile.ci.dev") for d in dockerfiles),
-        **kw,
-    )
 
 
 def rules_of(findings) -> list[str]:
@@ -85,71 +74,6 @@ def test_megatron_main_metadata_names_old_flash_mla_sha() -> None:
 
 # -- synthetic ---------------------------------------------------------------------
 
-PYPROJECT = """\
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[project]
-name = "demo"
-version = "0.1.0"
-requires-python = ">=3.11"
-dependencies = ["alpha>=1"]
-
-[project.optional-dependencies]
-gpu = ["beta"]
-
-[dependency-groups]
-test = ["pytest"]
-
-[tool.uv.sources]
-beta = { git = "https://example.com/beta.git", rev = "0123456789abcdef0123456789abcdef01234567" }
-"""
-
-LOCK = """\
-version = 1
-revision = 3
-requires-python = ">=3.11"
-
-[[package]]
-name = "alpha"
-version = "1.2"
-source = { registry = "https://pypi.org/simple" }
-sdist = { url = "https://files.example/alpha-1.2.tar.gz", hash = "sha256:%(h)s" }
-wheels = [{ url = "https://files.example/alpha-1.2-py3-none-any.whl", hash = "sha256:%(h)s" }]
-
-[[package]]
-name = "beta"
-version = "0.3"
-source = { git = "https://example.com/beta.git?rev=0123456789abcdef0123456789abcdef01234567#0123456789abcdef0123456789abcdef01234567" }
-
-[[package]]
-name = "demo"
-version = "0.1.0"
-source = { editable = "." }
-dependencies = [{ name = "alpha" }]
-
-[package.optional-dependencies]
-gpu = [{ name = "beta" }]
-
-[package.dev-dependencies]
-test = [{ name = "pytest" }]
-
-[package.metadata]
-requires-dist = [
-    { name = "alpha", specifier = ">=1" },
-    { name = "beta", marker = "extra == 'gpu'", git = "https://example.com/beta.git?rev=0123456789abcdef0123456789abcdef01234567" },
-]
-provides-extras = ["gpu"]
-
-[package.metadata.requires-dev]
-test = [{ name = "pytest" }]
-
-[[package]]
-name = "pytest"
-version = "8.0"
-source = { registry = "https://pypi.org/simple" }
-""" % {"h": "a" * 64}
 
 
 def test_synthetic_consistent_triple_is_clean() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, init_repo, write_files
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 from support import depsync
 
 

@@ -39,10 +39,10 @@ from packaging.specifiers import SpecifierSet
 
 from depsync.cli.parser import main
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # works with any pytest import mode
 from uvprojects import UV, uv_env  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 STATES = sorted(p.parent.name for p in CORPUS.glob("*/PROVENANCE"))
 VERDICTS = ("fresh", "stale", "no-verdict")
 # uv's own words (debug log) for "the lock does not match, re-resolving"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import write_files
 from depsync.cli.root import discover, find_root
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 from support import depsync
 
 

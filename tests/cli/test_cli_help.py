@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO, write_files
 from depsync.cli.parser import parser
 from depsync.commands.completion import commands, script
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 
 VISIBLE = ["check", "reconcile", "lock", "diff", "install", "guard", "rule", "completion"]
 PROJECT_COMMANDS = ["check", "reconcile", "lock", "install", "guard"]

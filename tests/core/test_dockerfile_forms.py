@@ -15,9 +15,9 @@ import pytest
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.dockerfile import Dockerfile, UvCommand
 from depsync.core.rules import dockerfile as docker_rules
-from test_rules import LOCK, PYPROJECT, inputs
+from support import LOCK, PYPROJECT, inputs
 
-CORPUS = Path(__file__).parent / "corpus_dockerfiles"
+CORPUS = Path(__file__).parents[1] / "corpus_dockerfiles"
 
 
 def commands(text: str, build_args: dict[str, str] | None = None) -> list[UvCommand]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import env_for, git
-from test_git_workflows import show, without_depsync
+from support import show, without_depsync
 from uvprojects import LocalMaterial
 from support import depsync_in as depsync
 
@@ -164,7 +164,7 @@ def test_the_pre_commit_hook_of_this_repository(project: tuple[Path, Path, dict[
     """.pre-commit-hooks.yaml with real pre-commit: it installs depsync from this repository
     (a local git copy of the work tree at one commit, as a tag would be) into its own
     environment, and runs `depsync guard --pre-push` on a real push."""
-    from test_action import git_repo_of_depsync
+    from support import git_repo_of_depsync
 
     repo, remote, env = project
     source = tmp_path / "depsync-hooks"

@@ -22,7 +22,7 @@ from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.rules import CheckInputs, run_rules
 from fuzzing import mutate
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 
 CASES = int(os.environ.get("DEPSYNC_FUZZ_CASES", "10000"))
 EXAMPLE = BUNDLED / "megatron-dev"

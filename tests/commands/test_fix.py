@@ -12,7 +12,7 @@ import pytest
 from conftest import git, init_repo, write_files
 from depsync.core import autofix
 from depsync.core.rules import run_rules
-from test_rules import LOCK, PYPROJECT, inputs
+from support import LOCK, PYPROJECT, inputs
 from uvprojects import LocalMaterial, run_uv
 from support import depsync
 
