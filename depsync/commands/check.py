@@ -37,28 +37,12 @@ class CheckOptions:
 
 
 def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
-    """(argv, version) of the uv the Dockerfile pins, run directly: the host uv when it is that
-    version, else that version's binary from depsync's cache (fetched the first time only).
-
-    Never `uv tool run uv@X`: that asks the package index every time (a DNS query and an
-    HTTPS connection per call), which a gate that says --offline must not do."""
+    """(argv, version) of the uv the Dockerfile pins (shell.uv.pinned_uv's policy), else the host's."""
     from depsync.core.trust import uv_version_allowed
-    from depsync.shell.uv import host_uv, uv_binary, uv_version
+    from depsync.shell.uv import pinned_uv as provide
 
     pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
-    pinned = pins[0] if pins else None
-    try:
-        host: str | None = host_uv()
-    except DepsyncError:
-        if pinned is None:
-            raise
-        host = None
-    if host is not None:
-        version = uv_version([host])
-        if pinned is None or version == pinned:
-            return [host], version
-    assert pinned is not None
-    return [str(uv_binary(pinned))], pinned
+    return provide(pins[0] if pins else None, "uv not found on PATH: install it (`pip install uv`) to use --deep")
 
 
 def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:

@@ -31,13 +31,6 @@ def error_summary(output: str, limit: int = 600) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def host_uv() -> str:
-    path = shutil.which("uv")
-    if not path:
-        raise DepsyncError("uv not found on PATH: install it (`pip install uv`) to use --deep")
-    return path
-
-
 def uv_version(argv: list[str]) -> str:
     result = process.run([*argv, "--version"], text=True, timeout=600)
     if result.returncode != 0:
@@ -45,27 +38,25 @@ def uv_version(argv: list[str]) -> str:
     return result.stdout.split()[1] if result.stdout.split()[1:] else ""
 
 
-def uv_command(version: str | None) -> list[str]:
-    """argv prefix running uv at version (host uv when it matches, else `uv tool run uv@version`)."""
-    if shutil.which("uv") is None:  # the local runner's own words (host_uv's name --deep, check's use of it)
-        raise DepsyncError("uv not found on PATH: the local runner runs uv on this machine; install it (`pip install uv`) or use --runner docker")
-    host = host_uv()
+def pinned_uv(version: str | None, missing: str = "uv not found on PATH: install it (`pip install uv`)") -> tuple[list[str], str]:
+    """(argv, version) of uv at `version`, run directly: the host uv when it is that version (or
+    when nothing is pinned), else that version's binary from depsync's cache, fetched from the
+    package index and verified the first time only. The one policy for `check --deep`, the local
+    runner and the merge driver.
+
+    Never `uv tool run uv@X`: that asks the package index on every call, which a gate that says
+    --offline must not do, and it resolves uv's own version range instead of the exact pin."""
     if version is not None and not uv_version_allowed(version):
         raise DepsyncError(f"{version!r} is not a uv release number")
-    if version is None or uv_version([host]) == version:
-        return [host]
-    return [host, "tool", "run", "--quiet", f"uv@{version}"]
-
-
-def run_uv(args: list[str], project: Path, version: str | None = None, timeout: float = 600) -> UvResult:
-    argv = uv_command(version)
-    env = dict(os.environ, NO_COLOR="1")
-    try:
-        used = uv_version(argv)
-        result = process.run([*argv, *args], cwd=project, text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
-    return UvResult(result.returncode, redact(result.stdout), redact(result.stderr), used)
+    host = shutil.which("uv")
+    if host is None and version is None:
+        raise DepsyncError(missing)
+    if host is not None:
+        found = uv_version([host])
+        if version is None or found == version:
+            return [host], found
+    assert version is not None
+    return [str(uv_binary(version))], version
 
 
 def uv_binary(version: str) -> Path:
@@ -81,8 +72,7 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
     """Run uv with its output (stderr and stdout, in order) handed to on_line as it comes, each
     line rewritten by transform and masked. The child gets its own process group, killed with
     everything it started on a timeout, an error or a handled signal."""
-    argv = uv_command(version)
-    used = uv_version(argv)
+    argv, used = pinned_uv(version, "uv not found on PATH: the local runner runs uv on this machine; install it (`pip install uv`) or use --runner docker")
     # uv writes to a pipe that depsync passes on line by line: it must not wrap to a width
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"
