@@ -226,16 +226,14 @@ def test_concurrent_checks_agree_and_leave_whole_entries(project: Path, cache_ho
     ],
 )
 def test_fast_parse_matches_the_cli(argv: list[str]) -> None:
-    from depsync.cli import parser as cli
+    from depsync.cli import check as check_cli
+    from depsync.cli.parser import parser
     from depsync.commands import check
-    from depsync.core.config import DockerfileSpec
-    from depsync.shell.workspace import CliOverrides
 
-    args = cli.parser().parse_args(["check", *argv])
+    args = parser().parse_args(["check", *argv])
     if args.path is None:
         args.path = Path(".")  # the CLI looks upwards from here; the fast path keys on "." and misses if it moved
-    dockerfiles = tuple(DockerfileSpec(p, dict(args.build_arg)) for p in args.dockerfile) if args.dockerfile else None
-    options = cli._options(check.CheckOptions, args, overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock))
+    options = check_cli.options_from(args)
     parsed = check_request(argv)
     assert parsed is not None
     request, fmt, project, strict = parsed
