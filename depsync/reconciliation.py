@@ -14,6 +14,7 @@ from depsync.findings import Finding, Severity
 from depsync.lockdiff import PackageChange
 from depsync.metadata_sync import MetadataUpdate
 from depsync.sources import SourceDecision
+from depsync.surface import EntryDecision
 
 # the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
 LOCK_STATES = ("pending", "relocked", "not-relocked", "failed", "dry-run")
@@ -45,6 +46,8 @@ class Reconciliation:
     unmerged: list[str] = field(default_factory=list)  # paths still conflicted afterwards (from the repository top)
     failure: str | None = None  # the step that failed, in one line: files were put back
     checked: bool = False  # the closing `depsync check` ran
+    dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.surface)
+    default_side: str = "dev"  # who owned the surface in this run
 
     @property
     def dev_commit(self) -> str:
@@ -77,6 +80,7 @@ class Reconciliation:
     def needs_review(self) -> bool:
         return (
             any(d.needs_review for d in self.decisions)
+            or any(d.needs_review for d in self.dependencies)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from depsync.config import Config
 from depsync.errors import DepsyncError
 from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.lockdiff import diff_locks
-from depsync.merge import policy_of, reconciled_pyproject
+from depsync.merge import policy_of, reconciled_surface
 from depsync.model.lock import Lock
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
@@ -32,6 +33,8 @@ from depsync.rules import run_rules
 from depsync.rules.sources import required_names
 from depsync.runners import Runner
 from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
+from depsync.surface import SurfaceEvidence, merge_surface, surface_of_text
+from depsync.surface_evidence import merged_code_uses
 from depsync.uv import error_summary
 from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
@@ -51,6 +54,7 @@ class ReconcileOptions:
     runner: str = "auto"  # where uv relocks: auto (docker when an engine and image are there), docker, local
     image: str | None = None
     memory: str | None = None  # docker runner: the container's memory limit
+    default_side: str | None = None  # who owns the dependency surface (default: [tool.depsync] default-side)
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -60,7 +64,9 @@ _HISTORY_CASES = ("main-changed", "main-removed", "main-added", "conflict")
 _ORDER_CASES = ("main-changed", "conflict")
 
 
-def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: list[str]) -> tuple[dict[str, Ownership], dict[str, str]]:
+def _history(
+    root: Path, path: str, dev_commit: str, main_commit: str, names: list[Any], parse: Callable[[str], dict[Any, Any] | None] = sources_table
+) -> tuple[dict[Any, Ownership], dict[Any, str]]:
     """Ownership of each name from dev's first-parent history of pyproject, and dev's own removals.
 
     One `git log --raw` for dev (and one for main, when a change must be placed in main's
@@ -72,7 +78,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
     def sources_at(blob: str | None) -> dict[str, Any] | None:
         if blob not in parsed:
             data = git.blob_by_id(root, blob)  # type: ignore[arg-type]
-            parsed[blob] = sources_table(data.decode(errors="replace")) if data is not None else None
+            parsed[blob] = parse(data.decode(errors="replace")) if data is not None else None
         return parsed[blob]
 
     latest = latest_changes(git.path_history(root, dev_commit, path), sources_at, names)
@@ -104,7 +110,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
         main_value: Any = MISSING
         if merge:  # a sync merge took main's value when the merged parent had it and is main's
             merged = git.read_blob(root, commit.parents[1], path)
-            theirs = sources_table(merged.decode(errors="replace")) if merged is not None else None
+            theirs = parse(merged.decode(errors="replace")) if merged is not None else None
             if theirs is not None and normalize(theirs.get(name)) == normalize(new) and git.is_ancestor(root, commit.parents[1], main_commit):
                 main_value = new
         if main_value is MISSING:
@@ -127,6 +133,18 @@ def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], nee
     ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, names)
     wanted = {key: (d.dev, d.main) for key, d in differing.items() if d.case in _ORDER_CASES and d.dev is not None and d.main is not None}
     return Evidence(needs, ownership, orders_for(wanted, fetch), removed, gathered=True)
+
+
+def gather_surface_evidence(root: Path, config: Config, data: dict[str, dict[str, Any]], dev_commit: str, main_commit: str, merged_in_work_tree: bool) -> SurfaceEvidence:
+    """The surface's evidence for the entries where dev and main differ: dev's history of each
+    (ownership, dev's own removals) and how the merged code uses each package main changed."""
+    policy = policy_of(config)
+    cases = [d for d in merge_surface(data["base"], data["dev"], data["main"], policy) if d.differs]
+    keys = [(d.table, d.name) for d in cases if d.case in _HISTORY_CASES and d.name not in policy.owned_by_dev and d.name not in policy.prefer]
+    ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, keys, parse=surface_of_text)
+    packages = {d.name for d in cases if d.kind == "requirement" and d.case in _HISTORY_CASES and not d.name.startswith(("?", "include-group:"))}
+    uses = merged_code_uses(root, packages, main_commit, merged_in_work_tree)
+    return SurfaceEvidence(uses, ownership, removed, gathered=True)
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -158,8 +176,11 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     needs = frozenset(required_names(projects["dev"]))
     cases = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config), Evidence(dev_requires=needs))
     evidence = gather_evidence(root, config, cases, needs, dev_commit, main_commit, options.fetch_revs)
-    tables = [(sources[side], projects[side].uv.get("dependency-metadata", [])) for side in ("base", "dev", "main")]
-    new_pyproject, decisions, metadata = reconciled_pyproject(texts["base"], texts["dev"], texts["main"], config, evidence, tables)
+    data = {side: project.data for side, project in projects.items()}
+    merged = bool(merging) and not options.no_merge or git.is_ancestor(root, main_commit, "HEAD")
+    surface_evidence = gather_surface_evidence(root, config, data, dev_commit, main_commit, merged)
+    default_side = options.default_side or config.default_side
+    new_pyproject, decisions, metadata, dependencies = reconciled_surface(texts, data, config, evidence, surface_evidence, default_side)
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
@@ -170,6 +191,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging))
+    result.dependencies, result.default_side = dependencies, default_side
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock) and current != data:
