@@ -58,17 +58,18 @@ def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> N
     assert document["restored"] == [".github/CODEOWNERS"]
     assert document["status"] == "needs-review" and document["unmerged"] == []
 
-    # the work tree: dev's lock and CODEOWNERS, pyproject with only the inert additions, nothing unmerged
+    # the work tree: dev's lock and CODEOWNERS, pyproject with main's two pin changes dev never chose
+    # (the tree has no Python code importing main's new packages: those, and their sources, stay out, flagged)
     assert (repo / "uv.lock").read_bytes() == dev_lock
     assert (repo / ".github" / "CODEOWNERS").read_text() == "* @owners\n"
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
     diff = git(repo, "diff", "--cached", "-U0", "dev", "--", "pyproject.toml").splitlines()
     changed = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert [line.split(" = ")[0] for line in changed] == ["+deep_gemm", "+nemo-lens", "+torch-memory-saver"]
+    assert [line[0] + line[1:].strip() for line in changed] == ['-"opentelemetry-api~=1.33.1",', '+"opentelemetry-api>=1.33.1,<2",', '-"pytest==8.3.5",', '+"pytest==9.1.1",']
     assert (repo / "pyproject.toml").read_text().count("# Added for this fixture") == dev_pyproject.count("# Added for this fixture")
 
     text = summary.read_text()
-    assert "| **yes** | `transformer-engine` |" in text and "**conflict**" in text and "inert" in text
+    assert "| **yes** | `transformer-engine` |" in text and "**conflict**" in text and "#### main's dependency changes not taken" in text
     assert "| `flash_mla` |" not in text  # the same on both sides: counted, not listed
     assert "3 entries are the same on dev and main: `flash_mla`, `emerging_optimizers`, `fast-hadamard-transform`." in text
     assert "https://github.com/NVIDIA/TransformerEngine/commit/f031cf87bd054c7558b887df7bed93975456667f" in text
