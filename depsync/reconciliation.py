@@ -48,6 +48,7 @@ class Reconciliation:
     checked: bool = False  # the closing `depsync check` ran
     dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.surface)
     default_side: str = "dev"  # who owned the surface in this run
+    surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
 
     @property
     def dev_commit(self) -> str:
@@ -83,6 +84,7 @@ class Reconciliation:
             or any(d.needs_review for d in self.dependencies)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
+            or bool(self.surface_findings)
         )
 
     @property

@@ -28,6 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier
 from packaging.utils import canonicalize_name
 
+from depsync.findings import Finding
 from depsync.model.requirements import specifier_key
 from depsync.sources import Ownership, Policy, Rule, case_of_values, normalize
 
@@ -435,3 +436,24 @@ def taken_from_main(decisions: Sequence[EntryDecision]) -> frozenset[str]:
 def main_changes(decisions: Sequence[EntryDecision]) -> list[EntryDecision]:
     """Every entry main changed since the merge-base that differs from dev: the ones a reviewer reads."""
     return [d for d in decisions if d.main_changed and d.differs]
+
+
+def dockerfile_findings(uses: Sequence[tuple[str, str, int]], path: str, merged: Mapping[str, Any], dev: Mapping[str, Any], main: Mapping[str, Any]) -> list[Finding]:
+    """Errors for the extras and groups dev's Dockerfile installs (uses: kind, canonical name,
+    line) that the merged pyproject no longer defines, or empties while dev's had entries
+    (main dropped or renamed it): the image build would fail, or install nothing, later."""
+    from depsync.rules import RULES as CHECK_RULES
+
+    tables = {side: requirement_tables(data) for side, data in (("merged", merged), ("dev", dev), ("main", main))}
+    findings = []
+    for kind, name, line in uses:
+        table = f"project.optional-dependencies.{name}" if kind == "extra" else f"dependency-groups.{name}"
+        rule = CHECK_RULES["docker-unknown-extra" if kind == "extra" else "docker-unknown-group"]
+        main_note = "" if table in tables["main"] else f"; main has no {kind} {name!r} (dropped or renamed there)"
+        if table not in tables["merged"]:
+            findings.append(rule.finding(path, line, f"dev's Dockerfile installs {kind} {name!r}, which the reconciled pyproject does not define{main_note}",
+                                         f"keep {kind} {name!r} in pyproject.toml, or change the Dockerfile's `uv sync` to the new name"))
+        elif not tables["merged"][table] and tables["dev"].get(table):
+            findings.append(rule.finding(path, line, f"dev's Dockerfile installs {kind} {name!r}, which the reconciled pyproject empties{main_note}",
+                                         f"keep dev's entries of {kind} {name!r}, or change the Dockerfile's `uv sync`"))
+    return findings

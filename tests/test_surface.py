@@ -191,3 +191,23 @@ def test_reconcile_default_side_main_follows_main(megatron_with_code: Path, tmp_
     assert document["default_side"] == "main"
     rows = [d for d in document["dependencies"] if d["main_not_taken"]]
     assert rows and all(d["case"] == "conflict" and d["needs_review"] for d in rows)  # only both-changed entries keep the branch's value
+
+
+def test_dockerfile_follows_the_surface() -> None:
+    from depsync.model.dockerfile import Dockerfile
+    from depsync.rules.dockerfile import used_tables
+    from depsync.surface import dockerfile_findings
+
+    dockerfile = Dockerfile.from_text(
+        'FROM python:3.12\nARG IMAGE_TYPE=dev\nRUN uv sync --locked --extra ${IMAGE_TYPE} \\\n    --group ci --only-group build\n', "docker/Dockerfile.ci.dev"
+    )
+    uses = list(used_tables(dockerfile))
+    assert ("extra", "dev", 3) in uses and ("group", "ci", 4) in uses
+    dev = data('[project]\nname = "a"\n[project.optional-dependencies]\ndev = ["x"]\n[dependency-groups]\nci = ["y"]\nbuild = ["z"]\n')
+    main = data('[project]\nname = "a"\n[project.optional-dependencies]\ndevel = ["x"]\n[dependency-groups]\nbuild = ["z"]\n')
+    merged = data('[project]\nname = "a"\n[project.optional-dependencies]\ndev = []\n[dependency-groups]\nbuild = ["z"]\n')
+    found = dockerfile_findings(uses, "docker/Dockerfile.ci.dev", merged, dev, main)
+    assert [(f.rule, f.line) for f in found] == [("docker-unknown-extra", 3), ("docker-unknown-group", 4)]
+    assert "empties; main has no extra 'dev' (dropped or renamed there)" in found[0].message
+    assert "does not define" in found[1].message
+    assert dockerfile_findings(uses, "d", dev, dev, main) == []

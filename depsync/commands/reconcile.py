@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from packaging.utils import canonicalize_name
 from depsync import faults, git, signals
 from depsync.config import Config
 from depsync.errors import DepsyncError
+from depsync.findings import Finding
 from depsync.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.lockdiff import diff_locks
 from depsync.merge import policy_of, reconciled_surface
@@ -184,6 +186,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
+    docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data)
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
     for path in targets:
@@ -191,12 +194,28 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging))
-    result.dependencies, result.default_side = dependencies, default_side
+    result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock) and current != data:
             result.restored.append(path)
     return result, config, targets, dev_commit
+
+
+def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:
+    """Extras and groups dev's Dockerfiles install that the reconciled pyproject drops (issue 20)."""
+    from depsync.model.dockerfile import Dockerfile
+    from depsync.rules.dockerfile import used_tables
+    from depsync.surface import dockerfile_findings
+
+    merged = tomllib.loads(new_pyproject)
+    findings = []
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=False)
+        if text:
+            dockerfile = Dockerfile.from_text(text, spec.path, dict(spec.build_args))
+            findings += dockerfile_findings(list(used_tables(dockerfile)), spec.path, merged, data["dev"], data["main"])
+    return findings
 
 
 def _merged_ref(root: Path, merging: str) -> str:

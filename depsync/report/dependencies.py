@@ -43,7 +43,7 @@ def _table(rows: list[EntryDecision], taken: bool, compact: bool) -> list[str]:
 
 def sections(result: Reconciliation, compact: bool = False) -> list[str]:
     """The Markdown of the surface: main's changes taken, main's changes not taken, dev's own."""
-    if not result.dependencies:
+    if not result.dependencies and not result.surface_findings:
         return []
     changed = main_changes(result.dependencies)
     taken = [d for d in changed if not d.main_not_taken]
@@ -64,6 +64,9 @@ def sections(result: Reconciliation, compact: bool = False) -> list[str]:
             table.append(f"\n{len(rows) - len(shown)} rows left out to fit GitHub's limit (flagged first); the plan JSON has them all.")
         lines += ["", f"#### {title}", ""]
         lines += [f"<details><summary>{len(rows)} entries</summary>", "", *table, "", "</details>"] if len(rows) > _FOLD else table
+    if result.surface_findings:
+        lines += ["", "#### dev's Dockerfile and the reconciled pyproject", ""]
+        lines += [f"- **{f.severity}** `{f.rule}` {_cell(f.file)}:{f.line}: {_cell(f.message)} (fix: {_cell(f.fix)})" for f in result.surface_findings]
     if own:
         lines += ["", f"{len(own)} entries dev changed and main did not are dev's, kept (the plan JSON lists them)."]
     return lines
@@ -81,7 +84,8 @@ def headline(result: Reconciliation) -> str:
 
 def review_lines(result: Reconciliation) -> list[str]:
     """One line per flagged surface entry, for the "Needs review" section."""
-    return [f"- `{_cell(d.name)}` in `{_cell(d.table)}`: {_cell(d.reason)}" for d in result.dependencies if d.needs_review]
+    lines = [f"- {_cell(f.file)}:{f.line} `{f.rule}`: {_cell(f.message)}" for f in result.surface_findings]
+    return lines + [f"- `{_cell(d.name)}` in `{_cell(d.table)}`: {_cell(d.reason)}" for d in result.dependencies if d.needs_review]
 
 
 def _raw(entry: Entry | None) -> Any:
