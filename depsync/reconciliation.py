@@ -25,6 +25,9 @@ class LockOutcome:
     state: str = "dry-run"
     note: str = "not relocked (dry run)"
     changes: list[PackageChange] | None = None
+    uv_output: str = ""  # a failed relock: the tail of uv's own log (masked)
+    markers_rewritten: int | None = None  # marker lines of the lock the relock rewrote
+    revision: tuple[int | None, int | None] | None = None  # (dev's lock revision, the new lock's), when they differ
 
 
 @dataclass

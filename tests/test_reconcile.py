@@ -147,16 +147,20 @@ def test_failed_relock_leaves_files_byte_identical_and_reports_the_plan(small_re
     result = depsync(repo, "reconcile", "--dev", "dev", "--no-fetch", "--runner", "local", "--plan-json", str(plan), "--summary", str(summary), env=env_for(material))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("depsync: error: uv ") and "lock failed, nothing changed" in lines[0]
-    assert f"the plan and the failure are in {summary} and {plan}" in lines[0]
+    assert lines[-1].startswith("depsync: error: uv ") and "lock failed, nothing changed" in lines[-1]
+    assert f"the plan and the failure are in {summary} and {plan}" in lines[-1]
+    # uv's own words before it, as uv wrapped them (issue 20): the reason is not cut
+    assert lines[0] == "uv's output (last lines):" and any("no-such-package" in line for line in lines[1:-1])
     assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == unmerged
     # the plan survives: both reports say what would have been applied, and what failed
     document = json.loads(plan.read_text())
     assert document["status"] == "failed" and "lock failed" in document["failure"] and document["lock"]["state"] == "failed"
+    assert "no-such-package" in document["lock"]["uv_output"]
     assert {d["name"]: d["case"] for d in document["sources"]} == {"zeta": "main-changed", "eta": "dev-changed", "foo-bar": "main-added"}
     text = summary.read_text()
     assert text.count("**Failed**: uv ") == 1 and "lock failed" in text and "| `zeta` |" in text
+    assert "uv's output (last lines):" in text and "no-such-package" in text.split("uv's output (last lines):")[1]
     assert "rerun `depsync reconcile`" in text.split("### Next steps")[1]
 
 

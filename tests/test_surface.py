@@ -211,3 +211,27 @@ def test_dockerfile_follows_the_surface() -> None:
     assert "empties; main has no extra 'dev' (dropped or renamed there)" in found[0].message
     assert "does not define" in found[1].message
     assert dockerfile_findings(uses, "d", dev, dev, main) == []
+
+
+def test_lock_rewrites_say_markers_and_a_revision_downgrade() -> None:
+    from depsync.lockdiff import lock_rewrites
+
+    old = 'version = 1\nrevision = 3\n\n[[package]]\nname = "a"\ndependencies = [\n    { name = "b", marker = "sys_platform == \'linux\'" },\n]\n'
+    new = old.replace("revision = 3", "revision = 2").replace("sys_platform == 'linux'", "sys_platform=='linux'")
+    assert lock_rewrites(old, new) == (1, (3, 2))
+    assert lock_rewrites(old, old) == (0, None)
+    # the real dev lock (revision 3, a newer uv) against a revision-2 lock of the same project
+    dev, base = ((MEGATRON / side / "uv.lock").read_text() for side in ("dev", "base"))
+    rewritten, revision = lock_rewrites(dev, base)
+    assert revision == (3, 2) and rewritten > 100
+
+
+def test_lock_section_says_what_a_relock_rewrote() -> None:
+    from depsync.reconciliation import LockOutcome, Reconciliation
+    from depsync.report.reconcile import to_json, to_markdown
+
+    result = Reconciliation("dev", "main", "a" * 40, "b" * 40, "c" * 40, [], [], lock=LockOutcome("relocked", "relocked with uv 0.7.2", [], markers_rewritten=180, revision=(3, 2)))
+    text = to_markdown(result)
+    assert "- lock revision downgraded: 3 -> 2" in text and "- 180 marker lines rewritten" in text
+    lock = json.loads(to_json(result))["lock"]
+    assert lock["markers_rewritten"] == 180 and lock["revision"] == {"old": 3, "new": 2}

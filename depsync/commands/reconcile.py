@@ -37,7 +37,9 @@ from depsync.runners import Runner
 from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.surface import SurfaceEvidence, merge_surface, surface_of_text
 from depsync.surface_evidence import merged_code_uses
-from depsync.uv import error_summary
+from depsync.lockdiff import lock_rewrites
+from depsync.redact import redact
+from depsync.uv import error_summary, output_tail
 from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, config_of, load_inputs
 
 
@@ -305,7 +307,9 @@ def run(options: ReconcileOptions) -> int:
         snapshot.restore()
         result.failure = " ".join(_for_reconcile(_message(exc)).split())
         if result.lock.state == "pending":
-            result.lock = LockOutcome("failed", f"relock failed: {result.failure}")
+            result.lock = LockOutcome("failed", f"relock failed: {result.failure}", uv_output=result.lock.uv_output)
+        if result.lock.uv_output:  # uv's own words, as it wrapped them: the one-line error cuts the reason
+            print(f"uv's output (last lines):\n{result.lock.uv_output}", file=sys.stderr)
         try:
             markdown = report()
         except Exception:
@@ -354,6 +358,7 @@ def _apply(
         report()  # the plan, before relocking: a relock that never returns still leaves it
         locked = runner.lock(root, [], options.timeout)
         if locked.returncode != 0:
+            result.lock.uv_output = output_tail(redact(locked.output))
             raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
         if locked.new_lock is None:
             raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
@@ -363,6 +368,8 @@ def _apply(
         dev_lock = targets.get(config.lock)
         changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock) if dev_lock is not None else None
         result.lock = LockOutcome("relocked", f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes), changes)
+        if dev_lock is not None:
+            result.lock.markers_rewritten, result.lock.revision = lock_rewrites(dev_lock.decode(), locked.new_lock.decode())
     if result.merging or unmerged:
         top = git.toplevel(root)
         with signals.deferred():  # a killed `git add` would leave index.lock behind

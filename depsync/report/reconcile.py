@@ -197,6 +197,15 @@ def _files_section(result: Reconciliation) -> list[str]:
 
 def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
     lines = ["### Lock", "", f"- {_cell(result.lock.note)}"]
+    if result.lock.revision is not None:
+        old, new = result.lock.revision
+        what = "downgraded" if old is not None and new is not None and new < old else "changed"
+        lines.append(f"- lock revision {what}: {old} -> {new} (the uv that relocked writes revision {new})")
+    if result.lock.markers_rewritten:
+        lines.append(f"- {result.lock.markers_rewritten} marker lines rewritten (uv's spelling of markers, not a change of what is locked)")
+    if result.lock.uv_output:
+        tail = result.lock.uv_output if not compact else result.lock.uv_output[-1500:]
+        lines += ["", "uv's output (last lines):", "", "~~~text", tail.replace("~~~", "~ ~ ~"), "~~~"]
     changes = result.lock.changes
     if changes is not None:
         if compact:
@@ -321,6 +330,9 @@ def to_json(result: Reconciliation) -> str:
             "state": result.lock.state,
             "note": result.lock.note,
             "changes": None if result.lock.changes is None else [vars(c) for c in result.lock.changes],
+            "uv_output": result.lock.uv_output or None,
+            "markers_rewritten": result.lock.markers_rewritten,
+            "revision": None if result.lock.revision is None else {"old": result.lock.revision[0], "new": result.lock.revision[1]},
         },
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
         "unmerged": result.unmerged,
