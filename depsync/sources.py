@@ -572,6 +572,7 @@ def possible_sides(key: str, base: Any, dev: Any, main: Any, policy: Policy, dep
     for owner in owners:
         for order in (None, *(RevOrder(o) for o in ORDERS)):
             for removed in (None, "a commit"):
-                rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None))
-                sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
+                for taken, declined in ((False, False), (True, False), (False, True)):  # main's requirement taken or not (reconcile)
+                    rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None, taken, declined))
+                    sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
     return sides

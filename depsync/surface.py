@@ -457,3 +457,18 @@ def dockerfile_findings(uses: Sequence[tuple[str, str, int]], path: str, merged:
             findings.append(rule.finding(path, line, f"dev's Dockerfile installs {kind} {name!r}, which the reconciled pyproject empties{main_note}",
                                          f"keep dev's entries of {kind} {name!r}, or change the Dockerfile's `uv sync`"))
     return findings
+
+
+def unsanctioned(ours: Mapping[str, Any], dev: Mapping[str, Any], main: Mapping[str, Any]) -> list[str]:
+    """Surface entries of a pushed pyproject (the guard) whose value is neither dev's nor main's:
+    no reconcile gives those, whatever its evidence. Metadata entries may also carry a value
+    that follows a moved pin: they are checked with the sources."""
+    o, d, m = (surface_entries(data) for data in (ours, dev, main))
+    wrong = []
+    for key in sorted(set(o) | set(d) | set(m)):
+        if key[0] == "tool.uv.dependency-metadata":
+            continue
+        value = _value(o.get(key))
+        if value != _value(d.get(key)) and value != _value(m.get(key)):
+            wrong.append(f"{key[1]} in {key[0]}")
+    return wrong
