@@ -17,6 +17,7 @@ from depsync.config import Config
 from depsync.merge import dev_requires, reconciled_surface
 from depsync.sources import Evidence, Ownership, Policy
 from depsync.surface import RULES, SurfaceEvidence, Use, merge_surface, rules_markdown, surface_entries
+from depsync.surface_edit import apply_surface
 from depsync.surface_evidence import scan_uses
 
 BASE = '[project]\nname = "app"\nversion = "1"\ndependencies = ["numpy>=1", "requests"]\n\n[project.optional-dependencies]\nx = [\n    "alpha",  # kept comment\n    "beta==1",\n]\n'
@@ -235,3 +236,71 @@ def test_lock_section_says_what_a_relock_rewrote() -> None:
     assert "- lock revision downgraded: 3 -> 2" in text and "- 180 marker lines rewritten" in text
     lock = json.loads(to_json(result))["lock"]
     assert lock["markers_rewritten"] == 180 and lock["revision"] == {"old": 3, "new": 2}
+
+
+CORPUS = REPO.parent / "shared" / "corpus-ml"
+
+
+def _corpus_histories() -> list[list[Path]]:
+    """States of one repository, oldest first (real pyprojects at real commits, not written here)."""
+    by_repo: dict[str, list[tuple[str, Path]]] = {}
+    for state in sorted(CORPUS.iterdir()) if CORPUS.is_dir() else ():
+        if (state / "PROVENANCE.toml").is_file():
+            provenance = tomllib.loads((state / "PROVENANCE.toml").read_text())
+            project = state / provenance.get("project", ".") / "pyproject.toml"
+            by_repo.setdefault(provenance["repo"], []).append((provenance["date"], project))
+    return [[p for _, p in sorted(states)] for states in by_repo.values() if len(states) > 1]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared real corpus is not here")
+def test_real_histories_merge_per_entry_surgically_and_idempotently() -> None:
+    """On real pyprojects of one repository at two or three commits: a branch that follows main
+    (default-side main) with no changes of its own ends with exactly main's surface, the edit is
+    idempotent, and with default-side dev nothing main changed is dropped without a flag."""
+    compared = 0
+    for states in _corpus_histories():
+        texts = [p.read_text() for p in states]
+        for old, new in zip(texts, texts[1:]):
+            before, after = tomllib.loads(old), tomllib.loads(new)
+            decisions = merge_surface(before, before, after, Policy(), SurfaceEvidence(gathered=True), "main")
+            merged = apply_surface(old, new, decisions)
+            want = {k: e.value for k, e in surface_entries(after).items()}
+            assert {k: e.value for k, e in surface_entries(tomllib.loads(merged)).items()} == want, states
+            again = merge_surface(before, tomllib.loads(merged), after, Policy(), SurfaceEvidence(gathered=True), "main")
+            assert apply_surface(merged, new, again) == merged
+            compared += sum(d.differs for d in decisions)
+            for decision in merge_surface(before, before, after, Policy(), SurfaceEvidence(gathered=True), "dev"):
+                assert not decision.main_not_taken or decision.needs_review, (states, decision)
+        if len(texts) > 2:  # base, dev and main from three real commits: the case decides, per entry
+            base, dev, main = (tomllib.loads(t) for t in texts[:3])
+            result = tomllib.loads(apply_surface(texts[1], texts[2], merge_surface(base, dev, main, Policy(), SurfaceEvidence(gathered=True), "main")))
+            b, d, m, r = (surface_entries(x) for x in (base, dev, main, result))
+            for key in set(b) | set(d) | set(m):
+                values = [x.get(key).value if x.get(key) else None for x in (b, d, m, r)]
+                expected = values[2] if values[1] == values[0] else values[1]
+                assert values[3] == expected, (states, key)
+    assert compared > 300
+
+
+def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: Path) -> None:
+    """The project's own .venv (pip-installed dist-infos) names pyyaml's module `yaml`; the scan of
+    this repository's committed tree finds its real imports, guarded ones as guarded."""
+    from depsync.surface_evidence import merged_code_uses, module_names
+
+    if not (REPO / ".venv").is_dir():
+        pytest.skip("no .venv in the checkout")
+    names = module_names(REPO, ["PyYAML", "tomlkit", "no-such-dist"])
+    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist",)
+    head = git(REPO, "rev-parse", "HEAD").strip()
+    uses = merged_code_uses(REPO, ["tomlkit", "no-such-dist"], head, merged_in_work_tree=False)
+    assert uses["tomlkit"].strength == "import" and any(w.startswith("depsync/") for w in uses["tomlkit"].where)
+    assert uses["no-such-dist"].strength == "none" and "Python files scanned in main's commit" in uses["no-such-dist"].scope
+    # a work tree with a symlinked directory pointing out: never followed
+    outside, tree = tmp_path / "outside", tmp_path / "tree"
+    outside.mkdir(), tree.mkdir()
+    (outside / "x.py").write_text("import secretpkg\n")
+    (tree / "link").symlink_to(outside)
+    (tree / "linked.py").symlink_to(outside / "x.py")
+    from depsync.surface_evidence import _work_tree_files, scan_uses
+
+    assert scan_uses(_work_tree_files(tree), {"secretpkg": ("secretpkg",)})[0]["secretpkg"].strength == "none"
