@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
+from depsync.metadata_sync import MetadataUpdate
 from depsync.reconciliation import Reconciliation
 from depsync.surface import Entry, EntryDecision, main_changes
 
@@ -86,6 +89,26 @@ def review_lines(result: Reconciliation) -> list[str]:
     """One line per flagged surface entry, for the "Needs review" section."""
     lines = [f"- {_cell(f.file)}:{f.line} `{f.rule}`: {_cell(f.message)}" for f in result.surface_findings]
     return lines + [f"- `{_cell(d.name)}` in `{_cell(d.table)}`: {_cell(d.reason)}" for d in result.dependencies if d.needs_review]
+
+
+def metadata_json(update: MetadataUpdate, result: Reconciliation) -> dict[str, Any]:
+    """A metadata update of the plan JSON, with the fields a dependency entry has (issue 20)."""
+    entry = next((d for d in result.dependencies if d.table == "tool.uv.dependency-metadata" and d.name == canonicalize_name(update.name)), None)
+    return {
+        "name": update.name,
+        "action": update.action,
+        "changes": [list(c) for c in update.changes],
+        "reason": update.reason,
+        "needs_review": update.needs_review,
+        "table": "tool.uv.dependency-metadata",
+        "base": _raw(entry.base) if entry else None,
+        "dev": _raw(entry.dev) if entry else None,
+        "main": _raw(entry.main) if entry else None,
+        "case": entry.case if entry else "follows-source",
+        "rule": entry.rule if entry else "follows the source decision",
+        "taken_from": "main" if update.reason.startswith("main's") else "dev",
+        "evidence": list(entry.evidence) if entry else [],
+    }
 
 
 def _raw(entry: Entry | None) -> Any:

@@ -324,7 +324,7 @@ def to_json(result: Reconciliation) -> str:
         "dependencies": surface_report.to_json(result),
         "default_side": result.default_side,
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
-        "metadata": [{"name": m.name, "action": m.action, "changes": [list(c) for c in m.changes], "reason": m.reason, "needs_review": m.needs_review} for m in result.metadata],
+        "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
         "lock": {
             "state": result.lock.state,
