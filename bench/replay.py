@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -49,6 +50,15 @@ EPOCH = 1_700_000_000
 LOCK = "version = 1\nrevision = 3\n"
 PACKAGES = ("alpha-kernels", "beta_ops", "gamma.io", "delta-runner", "epsilon-fx", "zeta-engine")
 INDEX_ONLY = ("numpy-lite", "omega-tools")  # packages dev may depend on from the index
+# requirement histories (issue 20): packages of the extra and the group, from the index
+REQ_PACKAGES = ("tok-lib", "img-kit", "mem-saver", "kern-ops", "fmt-tool", "log-x", "viz-core", "io-fast")
+DEPS = "project.dependencies"
+REQ_TABLES = ("project.optional-dependencies.train", "dependency-groups.test")
+
+
+def module_of(name: str) -> str:
+    """The module a package's code imports (its normalized name, as depsync guesses without a dist-info)."""
+    return name.replace("-", "_").replace(".", "_")
 
 
 # -- upstream repositories -------------------------------------------------------------------------
@@ -142,9 +152,24 @@ class Side:
     version: int = 0
     style: int = 0  # how the source tables are written (key order, spacing): text changes, values do not
     notes: int = 0  # a file other than pyproject.toml
+    reqs: dict[str, dict[str, str]] = field(default_factory=lambda: {t: {} for t in REQ_TABLES})  # table -> package -> requirement
+    code: dict[str, str] = field(default_factory=dict)  # package -> "import" | "guarded": how this side's Python code uses it
 
     def copy(self) -> Side:
-        return Side(dict(self.sources), set(self.deps), self.version, self.style, self.notes)
+        return Side(dict(self.sources), set(self.deps), self.version, self.style, self.notes, {t: dict(r) for t, r in self.reqs.items()}, dict(self.code))
+
+    def value(self, table: str, name: str) -> str | None:
+        if table == DEPS:
+            return name if name in self.deps else None
+        return self.reqs[table].get(name)
+
+    def set(self, table: str, name: str, value: str | None) -> None:
+        if table == DEPS:
+            (self.deps.add if value is not None else self.deps.discard)(name)
+        elif value is None:
+            self.reqs[table].pop(name, None)
+        else:
+            self.reqs[table][name] = value
 
 
 @dataclass
@@ -156,6 +181,7 @@ class Commit:
     message: str
     text: str
     notes: str
+    code: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -171,8 +197,21 @@ class Truth:
     ff: bool | None  # main's pin descends from dev's (None: not a rev move)
 
 
+@dataclass
+class ReqTruth:
+    """One evaluated requirement entry: (table, package), the three values, what the maintainer does."""
+
+    table: str
+    name: str
+    base: str | None
+    dev: str | None
+    main: str | None
+    result: str | None
+    why: str
+
+
 class Scenario:
-    def __init__(self, seed: int, directory: Path) -> None:
+    def __init__(self, seed: int, directory: Path, side: str = "dev") -> None:
         self.rng = rng = random.Random(seed)
         self.directory = directory
         names = rng.sample(PACKAGES, rng.randint(3, 5))
@@ -184,6 +223,9 @@ class Scenario:
         for name in self.config_owned:
             self.owner[name] = "dev"
         self.removed_by_dev: set[str] = set()
+        self.side = side  # the maintainer's model: "dev" owns the surface, or "main" (a branch following main)
+        self.req_owner: dict[tuple[str, str], str] = {}  # (table, package) -> who chose its value on dev
+        self.req_removed_by_dev: set[tuple[str, str]] = set()
         self.commits: list[Commit] = []
         self.tips: dict[str, int] = {}
         self.time = EPOCH + 10_000
@@ -192,6 +234,10 @@ class Scenario:
             if rng.random() < 0.75:
                 main.sources[name] = rng.randrange(len(self.upstreams[name].parents) // 2)
                 main.deps.add(name)
+        for table in REQ_TABLES:
+            for pkg in rng.sample(REQ_PACKAGES, rng.randint(1, 3)):
+                main.reqs[table][pkg] = f"{pkg}>=1.0"
+                main.code[pkg] = "import"
         self.main, self.dev = main, main.copy()
         self.dev.deps |= {n for n in (*names, *INDEX_ONLY) if rng.random() < 0.3}
         self.commit("main", "base", main, ())
@@ -203,6 +249,8 @@ class Scenario:
     def text(self, side: Side, branch: str) -> str:
         deps = ", ".join(f'"{d}"' for d in sorted(side.deps))
         lines = ['[project]\nname = "app"\n', f'version = "0.{side.version}"\n', f"dependencies = [{deps}]\n\n"]
+        extra, group = (", ".join(f'"{r}"' for _, r in sorted(side.reqs[t].items())) for t in REQ_TABLES)
+        lines.append(f"[project.optional-dependencies]\ntrain = [{extra}]\n\n[dependency-groups]\ntest = [{group}]\n\n")
         lines.append("# sources: upstream pins\n[tool.uv.sources]\n")
         for name, node in side.sources.items():
             key = name if name.replace("-", "").replace("_", "").isalnum() else f'"{name}"'  # `gamma.io` would be a dotted key
@@ -218,7 +266,7 @@ class Scenario:
         mark = len(self.commits) + 1
         if parents is None:
             parents = (self.tips[branch],)
-        self.commits.append(Commit(mark, branch, parents, self.time, message, self.text(side, branch), f"notes {side.notes}\n"))
+        self.commits.append(Commit(mark, branch, parents, self.time, message, self.text(side, branch), f"notes {side.notes}\n", dict(side.code)))
         self.tips[branch] = mark
         return mark
 
@@ -229,7 +277,11 @@ class Scenario:
 
     def main_event(self) -> None:
         rng, main = self.rng, self.main
-        kind = rng.choices(["bump", "repin", "back", "add", "adopt", "remove", "noise"], [5, 2.5, 0.7, 2, 1.2, 0.7, 1.5])[0]
+        kind = rng.choices(
+            ["bump", "repin", "back", "add", "adopt", "remove", "noise", "req-add", "req-bump", "req-remove"], [5, 2.5, 0.7, 2, 1.2, 0.7, 1.5, 3, 2, 0.7]
+        )[0]
+        if kind.startswith("req-") and self.req_event(kind):
+            return
         name = self.pick(sorted(main.sources))
         if kind in ("bump", "repin", "back") and name:
             up = self.upstreams[name]
@@ -251,6 +303,8 @@ class Scenario:
             name = self.pick(wanted if wanted and rng.random() < 0.5 else missing)
             if name:
                 main.sources[name] = rng.randrange(len(self.upstreams[name].parents))
+                if name not in main.deps and rng.random() < 0.6:  # main's code starts using it
+                    main.code[name] = "import"
                 main.deps.add(name)
                 self.commit("main", f"main: add a source for {name}", main)
                 return
@@ -260,6 +314,60 @@ class Scenario:
             return
         main.version += 1
         self.commit("main", "main: unrelated change", main)
+
+    def req_event(self, kind: str) -> bool:
+        """main adds a requirement (its code imports it, guards the import, or does not use it), bumps one, removes one."""
+        rng, main = self.rng, self.main
+        table = rng.choice(REQ_TABLES)
+        present = sorted(main.reqs[table])
+        if kind == "req-add":
+            name = self.pick(sorted(set(REQ_PACKAGES) - set(present)))
+            if name is None:
+                return False
+            main.reqs[table][name] = f"{name}>=1.{rng.randint(0, 9)}"
+            use = rng.choices(["import", "guarded", None], [5.5, 2, 2.5])[0]
+            if use and main.code.get(name) != "import":
+                main.code[name] = use
+            self.commit("main", f"main: {table.rsplit('.', 1)[1]} needs {name}", main)
+            return True
+        name = self.pick(present)
+        if name is None:
+            return False
+        if kind == "req-bump":
+            major = int(main.reqs[table][name].split(">=")[1].split(".")[0]) + 1 if ">=" in main.reqs[table][name] else 2
+            main.reqs[table][name] = f"{name}>={major}.0"
+            self.commit("main", f"main: bump {name}", main)
+            return True
+        del main.reqs[table][name]
+        if not any(name in main.reqs[t] for t in REQ_TABLES) and name not in main.deps:
+            main.code.pop(name, None)  # main's code stopped using it
+        self.commit("main", f"main: drop {name} from {table}", main)
+        return True
+
+    def dev_req_event(self, kind: str) -> bool:
+        """dev pins a requirement its own way, drops one deliberately, or adds its own."""
+        rng, dev = self.rng, self.dev
+        table = rng.choice(REQ_TABLES)
+        present = sorted(dev.reqs[table])
+        if kind == "req-add":
+            name = self.pick(sorted(set(REQ_PACKAGES) - set(present) - set(self.main.reqs[table])))
+            if name is None:
+                return False
+            dev.reqs[table][name] = f"{name}>=0.{rng.randint(1, 9)}"
+        else:
+            name = self.pick(present)
+            if name is None:
+                return False
+            if kind == "req-pin":
+                dev.reqs[table][name] = f"{name}=={rng.randint(1, 5)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}"
+            else:
+                del dev.reqs[table][name]
+                self.req_removed_by_dev.add((table, name))
+        self.req_owner[(table, name)] = "dev"
+        if kind != "req-drop":
+            self.req_removed_by_dev.discard((table, name))
+        self.commit("dev", f"dev: {kind} {name}", dev)
+        return True
 
     def dev_choice(self, name: str) -> int | None:
         up, current = self.upstreams[name], self.dev.sources.get(name)
@@ -271,7 +379,11 @@ class Scenario:
 
     def dev_event(self) -> None:
         rng, dev = self.rng, self.dev
-        kind = rng.choices(["claim", "claim-pr", "copy", "early", "remove", "depend", "reformat", "notes", "noise"], [2, 1, 1.2, 0.5, 0.6, 1, 0.7, 1, 1])[0]
+        kind = rng.choices(
+            ["claim", "claim-pr", "copy", "early", "remove", "depend", "reformat", "notes", "noise", "req-pin", "req-drop", "req-add"], [2, 1, 1.2, 0.5, 0.6, 1, 0.7, 1, 1, 1.2, 0.8, 0.6]
+        )[0]
+        if kind.startswith("req-") and self.dev_req_event(kind):
+            return
         if kind in ("claim", "claim-pr"):
             name = self.pick(sorted(n for n in dev.deps if n in self.upstreams))
             node = self.dev_choice(name) if name else None
@@ -348,6 +460,9 @@ class Scenario:
                     return decide(None, "main added, dev depends on it")
                 if name in self.removed_by_dev:
                     return decide(None, "main added, dev had removed it")
+                if name in self.main.deps and name not in self.base.deps:  # with a requirement: decided together
+                    taken = self.req_truth(DEPS, name).result is not None
+                    return decide(m if taken else None, "main added, with a requirement taken" if taken else "main added, requirement not taken")
                 return decide(m, "main added, inert on dev")
             if m is None:  # a source nothing in dev depends on is inert: who chose it does not matter
                 if name in self.config_owned or name in self.dev.deps:
@@ -363,6 +478,44 @@ class Scenario:
         if m == b:
             return decide(d, "dev changed")
         return decide(d, "both changed")
+
+    def req_truth(self, table: str, name: str) -> ReqTruth:
+        """What the maintainer does with one requirement entry (issue 20's principles)."""
+        key = (table, name)
+        b, d, m = self.base.value(table, name), self.dev.value(table, name), self.main.value(table, name)
+        uses = self.main.code.get(name)
+
+        def decide(result: str | None, why: str) -> ReqTruth:
+            return ReqTruth(table, name, b, d, m, result, why)
+
+        if d == m:
+            return decide(d, "same on both")
+        if m == b:
+            return decide(d, "dev changed")
+        if d != b:
+            return decide(d, "both changed")
+        if self.side == "main":  # a branch following main takes main's change
+            return decide(m, "main changed, branch follows main")
+        if b is None:
+            if key in self.req_removed_by_dev:
+                return decide(None, "main added, dev had dropped it")
+            if uses == "import":
+                return decide(m, "main added, its code imports it")
+            return decide(None, "main added, guarded import" if uses == "guarded" else "main added, code does not use it")
+        if m is None:
+            if self.req_owner.get(key) == "dev":
+                return decide(d, "main removed, dev chose it")
+            if uses == "import":
+                return decide(d, "main removed, code still imports it")
+            return decide(None, "main removed")
+        if self.req_owner.get(key) == "dev":
+            return decide(d, "main bumped, dev chose its pin")
+        return decide(m, "main bumped, dev never touched it")
+
+    def req_keys(self) -> list[tuple[str, str]]:
+        keys = {(DEPS, n) for side in (self.base, self.dev, self.main) for n in side.deps}
+        keys |= {(t, n) for side in (self.base, self.dev, self.main) for t in REQ_TABLES for n in side.reqs[t]}
+        return sorted(keys)
 
     def sync(self) -> None:
         """Merge main into dev the way the maintainer does; sometimes dev hands a pin back to main."""
@@ -380,7 +533,13 @@ class Scenario:
                 self.owner[name] = "main" if name not in self.config_owned else "dev"
             if result is not None:
                 resolved[name] = result
+        requirements = {key: self.req_truth(*key) for key in self.req_keys()}
+        for (table, name), truth in requirements.items():
+            if truth.result is not None and truth.result == truth.main and truth.result != truth.dev:
+                self.req_owner[(table, name)] = "main"
+            self.dev.set(table, name, truth.result)
         self.dev.sources = resolved
+        self.dev.code |= self.main.code  # the merged code
         self.commit("dev", "Merge main into dev", self.dev, (self.tips["dev"], self.tips["main"]))
         self.base = self.main.copy()
 
@@ -404,11 +563,18 @@ class Scenario:
             stream += [f"from :{c.parents[0]}\n"] if c.parents else []
             stream += [f"merge :{p}\n" for p in c.parents[1:]]
             stream.append("deleteall\nM 100644 inline pyproject.toml\n" + _data(c.text) + "M 100644 inline uv.lock\n" + _data(LOCK) + "M 100644 inline NOTES.md\n" + _data(c.notes))
+            for pkg, how in sorted(c.code.items()):
+                module = module_of(pkg)
+                body = f"import {module}\n" if how == "import" else f"try:\n    import {module}\nexcept ImportError:\n    {module} = None\n"
+                stream.append(f"M 100644 inline src/app/uses_{module}.py\n" + _data(f'"""uses {pkg}"""\n' + body))
         stream.append(f"reset refs/heads/dev\nfrom :{self.tips['dev']}\n")
         project = self.directory / "project"
         fast_import(project, "".join(stream))
         subprocess.run(["git", "-C", str(project), "checkout", "-q", "-f", "dev"], check=True)
         return project
+
+    def evaluated_requirements(self) -> list[ReqTruth]:
+        return [t for t in (self.req_truth(*key) for key in self.req_keys()) if t.dev != t.main]
 
     def evaluated(self) -> list[Truth]:
         names = sorted(set(self.base.sources) | set(self.dev.sources) | set(self.main.sources))
@@ -462,7 +628,7 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[str, Verdict]:
+def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[Any, Verdict]:
     """reconcile's plan for the final sync, in this process (real git; no lock, no writes)."""
     from packaging.utils import canonicalize_name
 
@@ -472,7 +638,7 @@ def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[s
     nodes = {canonicalize_name(n): {sha: node for node, sha in up.sha.items()} for n, up in scenario.upstreams.items()}
     with environment(XDG_CACHE_HOME=str(cache)):
         try:
-            result = plan(ReconcileOptions(project, dev="dev", main="main", no_merge=True, dry_run=True, no_lock=True))[0]
+            result = plan(ReconcileOptions(project, dev="dev", main="main", no_merge=True, dry_run=True, no_lock=True, default_side=scenario.side))[0]
         finally:
             git.forget()
     verdicts = {}
@@ -480,7 +646,14 @@ def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[s
         key = canonicalize_name(d.name)
         rev = d.result.get("rev") if isinstance(d.result, dict) else None
         verdicts[key] = Verdict(nodes[key].get(rev) if rev else None, d.needs_review, d.rule, d.evidence)
+    for entry in result.dependencies:  # the rest of the surface, by (table, package)
+        value = None if entry.result is None else str(entry.result.raw[0])
+        verdicts[(entry.table, entry.name)] = Verdict(value, entry.needs_review, entry.rule, entry.evidence)  # type: ignore[arg-type]
     return verdicts
+
+
+def table_kind(table: str) -> str:
+    return "sources" if table == "sources" else table.rsplit(".", 1)[0] if table.count(".") > 1 else table.split(".")[0] if table.startswith("dependency-groups") else table
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -496,7 +669,7 @@ class Tally:
     wrong_by_why: Counter[str] = field(default_factory=Counter)
     misses: list[str] = field(default_factory=list)  # what a disagreement looked like, for --misses
 
-    def add(self, truth: Truth, verdict: Verdict, where: str = "") -> None:
+    def add(self, truth: Truth | ReqTruth, verdict: Verdict, where: str = "") -> None:
         self.entries += 1
         self.by_why[truth.why] += 1
         self.flagged += verdict.flagged
@@ -515,16 +688,23 @@ class Tally:
         return f"  {label:<34} {self.agree / n:8.1%} {self.flagged / n:9.1%} {self.silent:8d}"
 
 
-def replay(scenarios: int, seed: int, offline: bool = True, work: Path | None = None) -> dict[str, Tally]:
-    """Generate and evaluate scenarios; returns a Tally per decision maker."""
+def replay(scenarios: int, seed: int, offline: bool = True, work: Path | None = None, side: str = "dev", by_table: dict[str, dict[str, Tally]] | None = None) -> dict[str, Tally]:
+    """Generate and evaluate scenarios; returns a Tally per decision maker (by_table, when given,
+    gets one per decision maker and table: sources, project.dependencies, optional-dependencies, dependency-groups)."""
     tallies = {k: Tally() for k in ("reconcile", "reconcile offline", "old rules", "keep dev's table")}
     if not offline:
         del tallies["reconcile offline"]
+    tables = by_table if by_table is not None else {}
+
+    def add(label: str, table: str, truth: Truth | ReqTruth, verdict: Verdict, where: str = "") -> None:
+        tallies[label].add(truth, verdict, where)
+        tables.setdefault(table_kind(table), {}).setdefault(label, Tally()).add(truth, verdict, where)
+
     with tempfile.TemporaryDirectory(prefix="depsync-replay-", dir=work) as tmp:
         for number in range(scenarios):
             directory = Path(tmp) / f"s{number}"
             directory.mkdir()
-            scenario = Scenario(seed * 100_003 + number, directory)
+            scenario = Scenario(seed * 100_003 + number, directory, side)
             scenario.generate()
             project = scenario.build()
             truths = scenario.evaluated()
@@ -537,20 +717,27 @@ def replay(scenarios: int, seed: int, offline: bool = True, work: Path | None = 
                     assert up.path is not None
                     up.path.rename(up.path.with_suffix(".gone"))
                 verdicts["reconcile offline"] = reconcile_verdicts(scenario, project, directory / "cache-offline")
+            where = f"seed {seed * 100_003 + number}"
             for truth in truths:
                 key = canonicalize_name(truth.name)
                 for label, found in verdicts.items():
-                    tallies[label].add(truth, found[key], f"seed {seed * 100_003 + number}")
-                tallies["old rules"].add(truth, old_rules(truth, scenario))
-                tallies["keep dev's table"].add(truth, keep_dev(truth, scenario))
+                    add(label, "sources", truth, found[key], where)
+                add("old rules", "sources", truth, old_rules(truth, scenario))
+                add("keep dev's table", "sources", truth, keep_dev(truth, scenario))
+            for req in scenario.evaluated_requirements():  # the old rules never merged these: dev's table
+                key = (req.table, canonicalize_name(req.name))
+                for label, found in verdicts.items():
+                    add(label, req.table, req, found.get(key, Verdict(req.dev, False, "no decision")), f"{where} {req.table}")
+                add("old rules", req.table, req, Verdict(req.dev, False))
+                add("keep dev's table", req.table, req, Verdict(req.dev, False))
             shutil.rmtree(directory, ignore_errors=True)
     return tallies
 
 
-def report(tallies: dict[str, Tally], scenarios: int, misses: bool = False) -> str:
+def report(tallies: dict[str, Tally], scenarios: int, misses: bool = False, by_table: dict[str, dict[str, Tally]] | None = None, side: str = "dev") -> str:
     first = tallies["reconcile"]
     lines = [
-        f"replay: {scenarios} generated syncs, {first.entries} entries where dev and main differ",
+        f"replay (default-side {side}): {scenarios} generated syncs, {first.entries} entries where dev and main differ",
         f"  {'decision maker':<34} {'agrees':>8} {'flagged':>9} {'silent':>8}   (silent: disagrees, not flagged)",
         *(t.row(label) for label, t in tallies.items()),
         "  the maintainer's decisions by situation (count; reconcile's misses):",
@@ -558,6 +745,12 @@ def report(tallies: dict[str, Tally], scenarios: int, misses: bool = False) -> s
     for why, count in sorted(first.by_why.items(), key=lambda item: -item[1]):
         wrong = ", ".join(f"{label} {t.wrong_by_why[why]}" for label, t in tallies.items() if t.wrong_by_why[why])
         lines.append(f"    {why:<36} {count:5d}   {wrong or 'all agree'}")
+    if by_table:
+        lines.append("  per table (reconcile: entries, agrees, flagged, silent; keep dev's table: agrees, silent):")
+        for table, per in sorted(by_table.items()):
+            ours, keep = per.get("reconcile", Tally()), per.get("keep dev's table", Tally())
+            n = max(ours.entries, 1)
+            lines.append(f"    {table:<34} {ours.entries:5d} {ours.agree / n:8.1%} {ours.flagged / n:8.1%} {ours.silent:6d}   {keep.agree / n:8.1%} {keep.silent:6d}")
     if misses:
         for label in ("reconcile", "reconcile offline"):
             if label in tallies and tallies[label].misses:
@@ -572,9 +765,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-offline", action="store_true", help="skip the offline replay (upstream repositories removed)")
     parser.add_argument("--misses", action="store_true", help="list reconcile's disagreements with their evidence")
+    parser.add_argument("--default-side", choices=("dev", "main", "both"), default="both", help="the maintainer's model and reconcile's default-side (default: both, one after the other)")
     args = parser.parse_args(argv)
-    tallies = replay(args.scenarios, args.seed, offline=not args.no_offline)
-    print(report(tallies, args.scenarios, args.misses))
+    for side in ("dev", "main") if args.default_side == "both" else (args.default_side,):
+        by_table: dict[str, dict[str, Tally]] = {}
+        tallies = replay(args.scenarios, args.seed, offline=not args.no_offline, side=side, by_table=by_table)
+        print(report(tallies, args.scenarios, args.misses, by_table, side))
 
 
 if __name__ == "__main__":

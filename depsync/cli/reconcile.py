@@ -39,6 +39,7 @@ def register(commands: Any) -> None:
     reconcile.add_argument("--no-merge", action="store_true", help="plan from the refs only; ignore a merge in progress")
     reconcile.add_argument("--dry-run", action="store_true", help="print the plan and touch nothing")
     reconcile.add_argument("--no-lock", action="store_true", help="do not relock (uv.lock stays dev's)")
+    reconcile.add_argument("--default-side", choices=("dev", "main"), metavar="SIDE", help="who owns the dependency surface: dev (main's changes taken on evidence) or main (a branch following main); default: [tool.depsync] default-side, else dev")
     reconcile.add_argument("--no-fetch", action="store_true", help="do not fetch source repositories to compare revs")
     reconcile.add_argument("--summary", type=Path, metavar="FILE", help="write the Markdown summary (the PR body) here")
     reconcile.add_argument("--plan-json", type=Path, metavar="FILE", help="write the plan as JSON (schema depsync.reconcile/1) here")
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             no_merge=args.no_merge,
             dry_run=args.dry_run,
             no_lock=args.no_lock,
+            default_side=args.default_side,
             fetch_revs=not args.no_fetch,
             summary=args.summary,
             plan_json=args.plan_json,

@@ -31,6 +31,7 @@ from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.rules import CheckInputs, freshness
 from depsync.core.trust import is_full_commit
 from depsync.shell.workspace import FileReader, config_of
+from depsync.core.sync.surface import unsanctioned
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,25 @@ class Violation:
 
 
 def _without_reconciled_tables(text: str) -> dict:
+    """The pyproject without what reconcile merges three-way (sources, metadata, the dependency surface)."""
     data = tomllib.loads(text)
     uv = data.get("tool", {}).get("uv", {})
-    uv.pop("sources", None)
-    uv.pop("dependency-metadata", None)
+    for key in ("sources", "dependency-metadata", "dev-dependencies", "override-dependencies", "constraint-dependencies", "index", "conflicts", "required-version"):
+        uv.pop(key, None)
+    project = data.get("project", {})
+    for key in ("dependencies", "optional-dependencies", "requires-python"):
+        project.pop(key, None)
+    data.pop("dependency-groups", None)
     return data
+
+
+def _metadata_sanctioned(ours: list, expected: list, dev: list, main: list) -> bool:
+    """Each metadata entry is the three-way sources' (expected), or dev's or main's own."""
+    def by_name(entries: list) -> dict:
+        return {str(e.get("name", "")).lower().replace("_", "-"): e for e in entries if isinstance(e, dict)}
+
+    o, e, d, m = (by_name(x) for x in (ours, expected, dev, main))
+    return all(o.get(k) in (e.get(k), d.get(k), m.get(k)) for k in set(o) | set(e))
 
 
 def _parents(root: Path, commit: str, config: Config, options: GuardOptions) -> tuple[str, str]:
@@ -99,10 +114,14 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     base_text, main_text = (r.read_text(config.pyproject, required=False) or "" for r in (at_base, at_main))
     expected = expected_pyproject(ours, base_text, dev_text, main_text, config)
     reconcile_fix = f"depsync reconcile --no-merge --dev {dev_short} --main {main_short}"
+    surface_wrong = unsanctioned(tomllib.loads(ours), tomllib.loads(dev_text), tomllib.loads(main_text or "")) if not conflict_marker_lines(ours) else []
+    (our_sources, our_meta), (expected_sources, expected_meta) = uv_tables(ours), uv_tables(expected)
     if _without_reconciled_tables(ours) != _without_reconciled_tables(dev_text):
-        violations.append(Violation(config.pyproject, f"changes more than [tool.uv.sources] and dependency-metadata against dev ({dev_short})", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))
-    elif uv_tables(ours) != uv_tables(expected):
+        violations.append(Violation(config.pyproject, f"changes more than the dependency surface ([tool.uv.sources], metadata, requirement tables) against dev ({dev_short})", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))
+    elif our_sources != expected_sources or not _metadata_sanctioned(our_meta, expected_meta, uv_tables(dev_text)[1], uv_tables(main_text or "")[1]):
         violations.append(Violation(config.pyproject, "[tool.uv.sources] or dependency-metadata is not what the three-way merge gives", reconcile_fix))
+    elif surface_wrong:
+        violations.append(Violation(config.pyproject, f"{', '.join(surface_wrong[:5])}: neither dev's nor main's value (no three-way merge gives it)", reconcile_fix))
 
     lock_here, lock_dev, lock_main = here.read_bytes(config.lock), at_dev.read_bytes(config.lock), at_main.read_bytes(config.lock)
     if lock_here is None:

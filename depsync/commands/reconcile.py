@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from depsync.core.config import Config
 from depsync.errors import DepsyncError
 from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.core.lockdiff import diff_locks
-from depsync.core.sync.merge import policy_of, reconciled_pyproject
+from depsync.core.sync.merge import policy_of
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
@@ -36,6 +38,13 @@ from depsync.shell.runners import Runner
 from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.shell.uv import error_summary
 from depsync.shell.workspace import CliOverrides, FileReader, config_of, load_inputs
+from depsync.core.findings import Finding
+from depsync.core.sync.merge import reconciled_surface
+from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
+from depsync.shell.surface_evidence import merged_code_uses
+from depsync.core.lockdiff import lock_rewrites
+from depsync.core.redact import redact
+from depsync.shell.uv import output_tail
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class ReconcileOptions:
     runner: str = "auto"  # where uv relocks: auto (docker when an engine and image are there), docker, local
     image: str | None = None
     memory: str | None = None  # docker runner: the container's memory limit
+    default_side: str | None = None  # who owns the dependency surface (default: [tool.depsync] default-side)
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -62,7 +72,9 @@ _HISTORY_CASES = ("main-changed", "main-removed", "main-added", "conflict")
 _ORDER_CASES = ("main-changed", "conflict")
 
 
-def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: list[str]) -> tuple[dict[str, Ownership], dict[str, str]]:
+def _history(
+    root: Path, path: str, dev_commit: str, main_commit: str, names: list[Any], parse: Callable[[str], dict[Any, Any] | None] = sources_table
+) -> tuple[dict[Any, Ownership], dict[Any, str]]:
     """Ownership of each name from dev's first-parent history of pyproject, and dev's own removals.
 
     One `git log --raw` for dev (and one for main, when a change must be placed in main's
@@ -74,7 +86,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
     def sources_at(blob: str | None) -> dict[str, Any] | None:
         if blob not in parsed:
             data = git.blob_by_id(root, blob)  # type: ignore[arg-type]
-            parsed[blob] = sources_table(data.decode(errors="replace")) if data is not None else None
+            parsed[blob] = parse(data.decode(errors="replace")) if data is not None else None
         return parsed[blob]
 
     latest = latest_changes(git.path_history(root, dev_commit, path), sources_at, names)
@@ -106,7 +118,7 @@ def _history(root: Path, path: str, dev_commit: str, main_commit: str, names: li
         main_value: Any = MISSING
         if merge:  # a sync merge took main's value when the merged parent had it and is main's
             merged = git.read_blob(root, commit.parents[1], path)
-            theirs = sources_table(merged.decode(errors="replace")) if merged is not None else None
+            theirs = parse(merged.decode(errors="replace")) if merged is not None else None
             if theirs is not None and normalize(theirs.get(name)) == normalize(new) and git.is_ancestor(root, commit.parents[1], main_commit):
                 main_value = new
         if main_value is MISSING:
@@ -129,6 +141,18 @@ def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], nee
     ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, names)
     wanted = {key: (d.dev, d.main) for key, d in differing.items() if d.case in _ORDER_CASES and d.dev is not None and d.main is not None}
     return Evidence(needs, ownership, orders_for(wanted, fetch), removed, gathered=True)
+
+
+def gather_surface_evidence(root: Path, config: Config, data: dict[str, dict[str, Any]], dev_commit: str, main_commit: str, merged_in_work_tree: bool) -> SurfaceEvidence:
+    """The surface's evidence for the entries where dev and main differ: dev's history of each
+    (ownership, dev's own removals) and how the merged code uses each package main changed."""
+    policy = policy_of(config)
+    cases = [d for d in merge_surface(data["base"], data["dev"], data["main"], policy) if d.differs]
+    keys = [(d.table, d.name) for d in cases if d.case in _HISTORY_CASES and d.name not in policy.owned_by_dev and d.name not in policy.prefer]
+    ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, keys, parse=surface_of_text)
+    packages = {d.name for d in cases if d.kind == "requirement" and d.case in _HISTORY_CASES and not d.name.startswith(("?", "include-group:"))}
+    uses = merged_code_uses(root, packages, main_commit, merged_in_work_tree)
+    return SurfaceEvidence(uses, ownership, removed, gathered=True)
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -160,11 +184,15 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     needs = frozenset(required_names(projects["dev"]))
     cases = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config), Evidence(dev_requires=needs))
     evidence = gather_evidence(root, config, cases, needs, dev_commit, main_commit, options.fetch_revs)
-    tables = [(sources[side], projects[side].uv.get("dependency-metadata", [])) for side in ("base", "dev", "main")]
-    new_pyproject, decisions, metadata = reconciled_pyproject(texts["base"], texts["dev"], texts["main"], config, evidence, tables)
+    data = {side: project.data for side, project in projects.items()}
+    merged = bool(merging) and not options.no_merge or git.is_ancestor(root, main_commit, "HEAD")
+    surface_evidence = gather_surface_evidence(root, config, data, dev_commit, main_commit, merged)
+    default_side = options.default_side or config.default_side
+    new_pyproject, decisions, metadata, dependencies = reconciled_surface(texts, data, config, evidence, surface_evidence, default_side)
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
+    docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data)
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
     for path in targets:
@@ -172,11 +200,28 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging))
+    result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock) and current != data:
             result.restored.append(path)
     return result, config, targets, dev_commit
+
+
+def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:
+    """Extras and groups dev's Dockerfiles install that the reconciled pyproject drops (issue 20)."""
+    from depsync.core.model.dockerfile import Dockerfile
+    from depsync.core.rules.dockerfile import used_tables
+    from depsync.core.sync.surface import dockerfile_findings
+
+    merged = tomllib.loads(new_pyproject)
+    findings = []
+    for spec in config.dockerfiles:
+        text = reader.read_text(spec.path, required=False)
+        if text:
+            dockerfile = Dockerfile.from_text(text, spec.path, dict(spec.build_args))
+            findings += dockerfile_findings(list(used_tables(dockerfile)), spec.path, merged, data["dev"], data["main"])
+    return findings
 
 
 def _merged_ref(root: Path, merging: str) -> str:
@@ -264,7 +309,9 @@ def run(options: ReconcileOptions) -> int:
         snapshot.restore()
         result.failure = " ".join(_for_reconcile(_message(exc)).split())
         if result.lock.state == "pending":
-            result.lock = LockOutcome("failed", f"relock failed: {result.failure}")
+            result.lock = LockOutcome("failed", f"relock failed: {result.failure}", uv_output=result.lock.uv_output)
+        if result.lock.uv_output:  # uv's own words, as it wrapped them: the one-line error cuts the reason
+            print(f"uv's output (last lines):\n{result.lock.uv_output}", file=sys.stderr)
         try:
             markdown = report()
         except Exception:
@@ -313,6 +360,7 @@ def _apply(
         report()  # the plan, before relocking: a relock that never returns still leaves it
         locked = runner.lock(root, [], options.timeout)
         if locked.returncode != 0:
+            result.lock.uv_output = output_tail(redact(locked.output))
             raise DepsyncError(f"uv {locked.uv_version} lock failed, nothing changed: {error_summary(locked.output)}")
         if locked.new_lock is None:
             raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
@@ -322,6 +370,8 @@ def _apply(
         dev_lock = targets.get(config.lock)
         changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock) if dev_lock is not None else None
         result.lock = LockOutcome("relocked", f"relocked with uv {locked.uv_version} ({how})" + "".join(f"; {n}" for n in locked.notes), changes)
+        if dev_lock is not None:
+            result.lock.markers_rewritten, result.lock.revision = lock_rewrites(dev_lock.decode(), locked.new_lock.decode())
     if result.merging or unmerged:
         top = git.toplevel(root)
         with signals.deferred():  # a killed `git add` would leave index.lock behind

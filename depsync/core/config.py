@@ -28,6 +28,7 @@ class Config:
     allowed_hosts: tuple[str, ...] = ()  # empty: any host
     severity: dict[str, Severity | None] = field(default_factory=dict)  # None: rule off
     conflict_policy: str = "dev"  # who wins a [tool.uv.sources] conflict in reconcile
+    default_side: str = "dev"  # who owns the dependency surface in reconcile: "dev" (on evidence) or "main" (a branch following main)
     owned_by_dev: tuple[str, ...] = ()  # packages whose source dev always keeps
     prefer: dict[str, str] = field(default_factory=dict)  # per package: "dev" or "main"
     image: str | None = None  # CI image for `depsync lock` (default: derived from the Dockerfile)
@@ -46,6 +47,7 @@ _KEYS = {
     "allowed-hosts": "hosts git/url sources may point to (empty: any)",
     "severity": 'per-rule severity: { rule-id = "error" | "warning" | "info" | "off" }',
     "conflict-policy": 'reconcile: who wins when both sides changed a source, "dev" (default) or "main"',
+    "default-side": 'reconcile: who owns the dependency surface, "dev" (default: main\'s changes taken on evidence, else flagged) or "main" (a branch that follows main)',
     "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
     "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
     "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see README)",
@@ -153,6 +155,8 @@ def load_config(table: dict[str, Any]) -> Config:
             changes["severity"] = _severity(value)
         elif key == "conflict-policy":
             changes["conflict_policy"] = _side(value, key)
+        elif key == "default-side":
+            changes["default_side"] = _side(value, key)
         elif key == "owned-by-dev":
             changes["owned_by_dev"] = _str_list(value, key)
         elif key == "prefer":

@@ -9,6 +9,8 @@ downgrade, dev's git 1.25.0 is an addition next to it.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -147,3 +149,24 @@ def summarize(changes: Iterable[PackageChange]) -> dict[str, int]:
     for change in changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
     return counts
+
+
+_REVISION = re.compile(r"^revision\s*=\s*(\d+)\s*$", re.MULTILINE)
+
+
+def _revision(text: str) -> int | None:
+    header = text[: text.find("[[package]]")] if "[[package]]" in text else text
+    found = _REVISION.search(header)
+    return int(found.group(1)) if found else None
+
+
+def lock_rewrites(old: str, new: str) -> tuple[int, tuple[int | None, int | None] | None]:
+    """What a relock rewrote beyond the packages: marker lines of the old lock that the new one
+    does not have as they were (uv of another version spells and simplifies markers differently),
+    and (old, new) lock revision when it changed (an older uv writes an older revision)."""
+    def markers(text: str) -> Counter[str]:
+        return Counter(line.strip() for line in text.splitlines() if "marker" in line)
+
+    rewritten = sum((markers(old) - markers(new)).values())
+    revisions = (_revision(old), _revision(new))
+    return rewritten, revisions if revisions[0] != revisions[1] else None

@@ -15,6 +15,7 @@ from typing import Any
 
 from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.redact import redact
+from depsync.report import dependencies as surface_report
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
@@ -105,6 +106,7 @@ def _evidence_lines(d: SourceDecision) -> list[str]:
 def _headline(result: Reconciliation) -> list[str]:
     differing, flagged = result.differing, [d for d in result.differing if d.needs_review]
     rate = f"{len(flagged)} of {len(differing)} entries that differ flagged ({result.flag_rate:.0%})" if differing else "no entry differs between dev and main"
+    rate += surface_report.headline(result)
     if result.failure:
         lines = [f"**Failed**: {_cell(result.failure)}", "", "The work tree was put back as it was before reconcile; below is the plan it would have applied."]
     elif result.dry_run:
@@ -147,7 +149,8 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
     flagged = [d for d in result.decisions if d.needs_review]
     meta = [m for m in result.metadata if m.needs_review]
     errors = [f for f in result.findings if str(f.severity) == "error"]
-    if not (flagged or meta or errors):
+    surface = surface_report.review_lines(result)
+    if not (flagged or meta or errors or surface):
         return []
     lines = ["### Needs review", ""]
     shown = flagged[:50] if compact else flagged
@@ -159,6 +162,9 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
         lines.append(f"- and {len(rest)} more (evidence in the plan JSON): " + ", ".join(f"`{_cell(d.name)}`" for d in rest))
     for m in meta:
         lines.append(f"- `{_cell(m.name)}` (dependency metadata): {_cell(m.reason)}")
+    lines += surface[:50] if compact else surface
+    if compact and len(surface) > 50:
+        lines.append(f"- and {len(surface) - 50} more dependency entries (the plan JSON has them)")
     if errors:
         lines.append(f"- {len(errors)} `depsync check` error(s): see below")
     return lines
@@ -191,6 +197,15 @@ def _files_section(result: Reconciliation) -> list[str]:
 
 def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
     lines = ["### Lock", "", f"- {_cell(result.lock.note)}"]
+    if result.lock.revision is not None:
+        old, new = result.lock.revision
+        what = "downgraded" if old is not None and new is not None and new < old else "changed"
+        lines.append(f"- lock revision {what}: {old} -> {new} (the uv that relocked writes revision {new})")
+    if result.lock.markers_rewritten:
+        lines.append(f"- {result.lock.markers_rewritten} marker lines rewritten (uv's spelling of markers, not a change of what is locked)")
+    if result.lock.uv_output:
+        tail = result.lock.uv_output if not compact else result.lock.uv_output[-1500:]
+        lines += ["", "uv's output (last lines):", "", "~~~text", tail.replace("~~~", "~ ~ ~"), "~~~"]
     changes = result.lock.changes
     if changes is not None:
         if compact:
@@ -226,8 +241,8 @@ def next_steps(result: Reconciliation) -> list[str]:
         steps.append(f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them.")
     if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
-    if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata):
-        steps.append("Review the flagged entries above; to keep main's value instead, edit `[tool.uv.sources]` and relock with `depsync lock`.")
+    if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata) or any(d.needs_review for d in result.dependencies):
+        steps.append("Review the flagged entries above; to take main's value instead, edit pyproject.toml (the entry's table) and relock with `depsync lock`.")
     if any(str(f.severity) == "error" for f in result.findings):
         steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
     steps.append("Commit: " + ("`git commit --no-edit` (concludes the merge)." if result.merging else "`git commit -am \"sync main into dev\"`."))
@@ -247,6 +262,7 @@ def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
             _review_section(result, "review" in compact),
             _sources_section(result, "sources" in compact),
             _other_evidence(result, "evidence" in compact),
+            surface_report.sections(result, "dependencies" in compact),
             _metadata_section(result),
             _files_section(result),
             _lock_section(result, "lock" in compact),
@@ -259,7 +275,7 @@ def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
         return sum(len(p) for p in parts) + 2 * len(parts)
 
     parts = render()
-    for section in ("lock", "evidence", "check", "sources", "review"):  # least important first
+    for section in ("lock", "evidence", "check", "dependencies", "sources", "review"):  # least important first
         if size(parts) <= limit:
             break
         compact.add(section)
@@ -305,12 +321,18 @@ def to_json(result: Reconciliation) -> str:
         "dry_run": result.dry_run,
         "sources": [_decision_json(d) for d in result.decisions],
         "flags": {"flagged": sum(d.needs_review for d in differing), "differing": len(differing), "rate": round(result.flag_rate, 4)},
-        "metadata": [{"name": m.name, "action": m.action, "changes": [list(c) for c in m.changes], "reason": m.reason, "needs_review": m.needs_review} for m in result.metadata],
+        "dependencies": surface_report.to_json(result),
+        "default_side": result.default_side,
+        "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
+        "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
         "lock": {
             "state": result.lock.state,
             "note": result.lock.note,
             "changes": None if result.lock.changes is None else [vars(c) for c in result.lock.changes],
+            "uv_output": result.lock.uv_output or None,
+            "markers_rewritten": result.lock.markers_rewritten,
+            "revision": None if result.lock.revision is None else {"old": result.lock.revision[0], "new": result.lock.revision[1]},
         },
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
         "unmerged": result.unmerged,

@@ -26,8 +26,16 @@ class UvResult:
 def error_summary(output: str, limit: int = 600) -> str:
     """uv's log as one line for an error message: its error lines when it printed any, else its last lines."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith(("error:", "×", "╰─▶", "cause:", "warning:"))]
+    errors = [line for line in lines if line.startswith(("error:", "×", "╰─▶", "cause:", "Caused by:", "fatal:", "warning:"))]
     text = " ".join(errors or lines[-6:])
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def output_tail(output: str, lines: int = 25, limit: int = 4000) -> str:
+    """The last lines of uv's own log, as uv wrapped them (git's `fatal: ...` under `--- stderr`
+    included), for the failure's report: a one-line summary cuts exactly the part that says why."""
+    kept = [line.rstrip() for line in output.splitlines() if line.strip()][-lines:]
+    text = "\n".join(kept)
     return text if len(text) <= limit else "..." + text[-limit:]
 
 

@@ -66,9 +66,9 @@ def gathered(order: str = "unknown", owner: str | None = "main", depends: bool =
         (None, B, None, "dev-added", B, False),
         (A, B, C, "conflict", B, True),
         (None, B, C, "conflict", B, True),
-        (A, None, B, "conflict", None, False),  # dev removed it itself: stays removed, nothing to look at
+        (A, None, B, "conflict", None, True),  # dev has none, main changed it: every conflict is flagged (issue 20)
         (A, A, None, "main-removed", None, False),
-        (A, B, None, "conflict", B, False),  # main removed it, dev changed it: dev's kept
+        (A, B, None, "conflict", B, True),  # main removed it, dev changed it: dev's kept, flagged (a conflict)
     ],
 )
 def test_three_way_table_without_evidence(base, dev, main, case, result, review) -> None:
@@ -124,17 +124,22 @@ def test_main_added(evidence, result, review) -> None:
 
 
 @pytest.mark.parametrize(
-    "evidence, result",
-    [(gathered(owner="dev"), None), (gathered(depends=True), A), (gathered(), None)],  # inert on dev: follow main
+    "evidence, result, review",
+    [
+        (gathered(owner="dev"), None, False),  # inert on dev: follow main
+        (gathered(depends=True), A, True),  # main owns it by history, dev depends: kept, and said so (issue 20)
+        (gathered(owner="dev", depends=True), A, False),  # dev chose it and depends on it
+        (gathered(), None, False),
+    ],
 )
-def test_main_removed(evidence, result) -> None:
+def test_main_removed(evidence, result, review) -> None:
     decision = one(A, A, None, evidence=evidence)
-    assert (decision.result, decision.needs_review) == (result, False)
+    assert (decision.result, decision.needs_review) == (result, review)
 
 
 @pytest.mark.parametrize(
     "order, review",
-    [("dev-newer", False), ("diverged", False), ("main-newer", True), ("unknown", True)],
+    [("dev-newer", True), ("diverged", True), ("main-newer", True), ("unknown", True)],  # every conflict is flagged (issue 20)
 )
 def test_conflict_keeps_dev_and_flags_only_when_dev_may_be_behind(order, review) -> None:
     decision = one(A, B, C, evidence=gathered(order, owner="dev"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from depsync.core import limits
 from depsync.core.findings import Finding, Severity
@@ -123,6 +124,20 @@ def _meant(name: str, known: set[str] | frozenset[str]) -> str:
 
 def _literal_hint(command: UvCommand, value: str) -> str:
     return " (the exec form `RUN [...]` does not expand variables)" if command.exec_form and "$" in value else ""
+
+
+def used_tables(dockerfile: Any) -> Iterator[tuple[str, str, int]]:
+    """("extra" | "group", canonical name, line) of every extra and group a uv install of the
+    Dockerfile asks for (resolved values only): what the pyproject must keep defining."""
+    for command in dockerfile.uv_commands:
+        if command.subcommand not in _LOCK_READERS | _PIP_INSTALLS or _installs_nothing(command):
+            continue
+        for arg in _names(command, ("--extra",), commas=True):
+            yield "extra", _canonical(arg.value), arg.line
+        for arg in _names(command, ("--group", "--only-group")):
+            target = _pip_group(command, arg) if command.subcommand in _PIP_INSTALLS else arg
+            if target is not None:
+                yield "group", _canonical(target.value), arg.line
 
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:

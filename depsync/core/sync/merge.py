@@ -13,7 +13,9 @@ so the driver and the guard decide those rows the way reconcile does.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -22,6 +24,8 @@ from depsync.errors import DepsyncError
 from depsync.core.sync.metadata import MetadataUpdate, plan_metadata
 from depsync.core.sync.pyproject_edit import align_metadata, apply_plan
 from depsync.core.sync.sources import Evidence, Policy, SourceDecision, merge_sources, normalize, possible_sides
+from depsync.core.sync.surface import EntryDecision, SurfaceEvidence, merge_surface, result_requires, taken_from_main
+from depsync.core.sync.surface_edit import apply_surface
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,50 @@ def reconciled_pyproject(
     decisions = merge_sources(base_sources, dev_sources, main_sources, policy_of(config), evidence)
     metadata = plan_metadata(dev_meta, main_meta, decisions)
     return apply_plan(dev, main, decisions, metadata), decisions, metadata
+
+
+def reconciled_surface(
+    texts: Mapping[str, str], data: Mapping[str, Mapping[str, Any]], config: Config, evidence: Evidence, surface_evidence: SurfaceEvidence, default_side: str = "dev"
+) -> tuple[str, list[SourceDecision], list[MetadataUpdate], list[EntryDecision]]:
+    """The whole surface three-way (reconcile): requirements, settings, indexes, conflicts and
+    metadata first, then the sources decided with them (a source main added comes with the
+    requirement main added, or stays out with it), then the metadata that follows the pins.
+
+    texts and data: the three sides' pyproject texts and parsed tables ("base", "dev", "main")."""
+    policy = policy_of(config)
+    surface = merge_surface(data["base"], data["dev"], data["main"], policy, surface_evidence, default_side)
+    kept = result_requires(surface)
+    main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
+    evidence = replace(evidence, requirement_taken=taken_from_main(surface), requirement_declined=frozenset(main_added - kept))
+    uv = {side: data[side].get("tool", {}).get("uv", {}) for side in ("base", "dev", "main")}
+    sources = {side: uv[side].get("sources", {}) for side in uv}
+    decisions = merge_sources(sources["base"], sources["dev"], sources["main"], policy, evidence)
+    metadata = plan_metadata(uv["dev"].get("dependency-metadata", []), uv["main"].get("dependency-metadata", []), decisions)
+    surface = _metadata_with_sources(surface, decisions, metadata)
+    text = apply_plan(texts["dev"], texts["main"], decisions, metadata)
+    return apply_surface(text, texts["main"], surface), decisions, metadata, surface
+
+
+def _metadata_with_sources(surface: Sequence[EntryDecision], decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> list[EntryDecision]:
+    """A dependency-metadata entry describes the package at its pin: where the source decision
+    kept dev's pin against main's, or already moved the metadata with it, the metadata follows
+    that decision rather than its own three-way case."""
+    by_source = {canonicalize_name(d.name): d for d in decisions}
+    updates = {canonicalize_name(m.name): m for m in metadata}
+    out = []
+    for entry in surface:
+        source = by_source.get(entry.name) if entry.kind == "metadata" else None
+        update = updates.get(entry.name) if entry.kind == "metadata" else None
+        if update is not None and update.action in ("add", "update") and update.reason.startswith("main's metadata"):
+            entry = replace(entry, result=entry.main, taken_from="main", reason=f"main's metadata, with main's pin of {entry.name}", rule=f"{entry.rule} -> with the source", needs_review=False)
+        elif source is not None and entry.changes_dev and (update is not None or (source.taken_from != "main" and source.differs)):
+            why = f"the local version follows the new rev ({update.reason})" if update is not None else f"follows the source decision for {source.name}: {source.reason}"
+            entry = replace(
+                entry, result=entry.dev, taken_from="dev" if entry.dev is not None else "none", reason=f"{entry.reason}; not applied: {why}",
+                rule=f"{entry.rule} -> with the source", needs_review=entry.needs_review or (source.needs_review and entry.main_not_taken),
+            )
+        out.append(entry)
+    return out
 
 
 def expected_pyproject(ours: str, base: str, dev: str, main: str, config: Config) -> str:

@@ -14,6 +14,7 @@ from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision
+from depsync.core.sync.surface import EntryDecision
 
 # the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
 LOCK_STATES = ("pending", "relocked", "not-relocked", "failed", "dry-run")
@@ -24,6 +25,9 @@ class LockOutcome:
     state: str = "dry-run"
     note: str = "not relocked (dry run)"
     changes: list[PackageChange] | None = None
+    uv_output: str = ""  # a failed relock: the tail of uv's own log (masked)
+    markers_rewritten: int | None = None  # marker lines of the lock the relock rewrote
+    revision: tuple[int | None, int | None] | None = None  # (dev's lock revision, the new lock's), when they differ
 
 
 @dataclass
@@ -45,6 +49,9 @@ class Reconciliation:
     unmerged: list[str] = field(default_factory=list)  # paths still conflicted afterwards (from the repository top)
     failure: str | None = None  # the step that failed, in one line: files were put back
     checked: bool = False  # the closing `depsync check` ran
+    dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.core.sync.surface)
+    default_side: str = "dev"  # who owned the surface in this run
+    surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
 
     @property
     def dev_commit(self) -> str:
@@ -77,8 +84,10 @@ class Reconciliation:
     def needs_review(self) -> bool:
         return (
             any(d.needs_review for d in self.decisions)
+            or any(d.needs_review for d in self.dependencies)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
+            or bool(self.surface_findings)
         )
 
     @property

@@ -72,6 +72,9 @@ class Evidence:
     ownership: Mapping[str, Ownership] = field(default_factory=dict)  # name -> from dev's history
     rev_order: Mapping[str, RevOrder | str] = field(default_factory=dict)  # name -> order (a bare string is an order without detail)
     removed_by_dev: Mapping[str, str] = field(default_factory=dict)  # name -> dev's own commit that removed the source
+    # decided with the requirements (depsync.core.sync.surface): a source and the requirement needing it go together
+    requirement_taken: frozenset[str] = frozenset()  # main's requirement for the package was taken
+    requirement_declined: frozenset[str] = frozenset()  # main's requirement for the package was not taken
     gathered: bool = False  # True: rev order was asked for every name that needs it (reconcile)
 
     def order_of(self, key: str) -> RevOrder | None:
@@ -123,6 +126,8 @@ class Facts:
     conflict_side: str  # the policy's side for a conflict
     dev_absent: bool = False  # dev has no source for it
     main_absent: bool = False  # main has no source for it
+    requirement_taken: bool = False  # main's requirement for it was taken with it (depsync.core.sync.surface)
+    requirement_declined: bool = False  # main's requirement for it was not taken
 
     def owned_by(self, side: str, basis: str | None = None) -> bool:
         return self.owner is not None and self.owner.owner == side and (basis is None or self.owner.basis == basis)
@@ -135,7 +140,7 @@ class Facts:
 class Rule:
     case: str
     condition: str  # the row's condition, as the README says it
-    applies: Callable[[Facts], bool]
+    applies: Callable[[Any], bool]  # Facts here; depsync.core.sync.surface.EntryFacts for the rest of the surface
     take: str  # "dev", "main" or "none"
     review: bool  # a reviewer must look
     reason: str  # str.format(name=..., removal=...)
@@ -166,6 +171,10 @@ RULES: tuple[Rule, ...] = (
          "dev already depends on {name} without a source (from the index): main's new source not taken", "dev depends on {name}"),
     Rule("main-added", "dev removed it itself", lambda f: f.removed_by_dev is not None, "none", False,
          "dev removed this source itself ({removal}): main's re-addition not taken", "dev's removing commit"),
+    Rule("main-added", "taken with main's requirement", lambda f: f.requirement_taken, "main", False,
+         "main added it with a requirement for {name}, which was taken: its source comes with it", "the requirement's decision (dependencies)"),
+    Rule("main-added", "main's requirement not taken", lambda f: f.requirement_declined, "none", False,
+         "main's requirement for {name} was not taken (see the dependency changes): its source not added either", "the requirement's decision (dependencies)"),
     Rule("main-added", "otherwise", _always, "main", False,
          "main added it; nothing in dev depends on {name}: inert until a dependency is added", "nothing in dev depends on {name}"),
     # main removed a source dev still has as it was
@@ -173,6 +182,9 @@ RULES: tuple[Rule, ...] = (
          "dev owns {name} (config): main's removal not taken", "ownership"),
     Rule("main-removed", "policy prefers main", lambda f: f.owned_by("main", "config"), "none", False,
          "policy prefers main for {name}: main's removal taken", "ownership"),
+    Rule("main-removed", "dev depends on it, main owns it (history)", lambda f: f.depends and f.owned_by("main", "history"), "dev", True,
+         "main removed it and dev's history never chose {name}'s source, but dev depends on {name}: dev's source kept, check whether dev still needs it",
+         "ownership: dev's history; dev depends on {name}"),
     Rule("main-removed", "dev depends on it", lambda f: f.depends, "dev", False,
          "main removed it but dev depends on {name}: dev's source kept", "dev depends on {name}"),
     Rule("main-removed", "otherwise", _always, "none", False,  # inert on dev: whoever chose it, uv ignores it
@@ -202,11 +214,15 @@ RULES: tuple[Rule, ...] = (
          "both changed it: policy prefers main", "rev order; ownership"),
     Rule("conflict", "dev owns it (config)", lambda f: f.owned_by("dev", "config"), "dev", False,
          "both changed it; dev owns {name} (config): dev's kept", "ownership"),
-    Rule("conflict", "dev removed it", lambda f: f.dev_absent, "none", False,
-         "dev removed it, main changed it: stays removed", "dev's commit that removed it"),
-    Rule("conflict", "main removed it", lambda f: f.main_absent, "dev", False,
+    Rule("conflict", "dev removed it", lambda f: f.dev_absent and f.removed_by_dev is not None, "none", True,
+         "dev removed it ({removal}), main changed it: stays removed", "dev's commit that removed it"),
+    Rule("conflict", "dev has none, not removed by dev", lambda f: f.dev_absent and f.order is not None, "none", True,
+         "main changed it; dev has no source for {name}, and no commit of dev's own removed one (an earlier sync did not take main's, or took its removal): still not taken, check", "ownership: dev's history"),
+    Rule("conflict", "dev has none", lambda f: f.dev_absent, "none", True,
+         "dev has no source for {name}, main changed it: not taken (dev's history not read here)", "-"),
+    Rule("conflict", "main removed it", lambda f: f.main_absent, "dev", True,
          "main removed it, dev changed it: dev's kept", "-"),
-    Rule("conflict", "dev's rev newer or diverged", lambda f: f.order_in("dev-newer", "same", "diverged"), "dev", False,
+    Rule("conflict", "dev's rev newer or diverged", lambda f: f.order_in("dev-newer", "same", "diverged"), "dev", True,
          "both changed it; dev's pin is not behind main's: dev's kept", "rev order: dev-newer or diverged"),
     Rule("conflict", "main's rev newer", lambda f: f.order_in("main-newer"), "dev", True,
          "both changed it; dev's pin is behind main's on the same line: dev's kept, main's merged code may need main's", "rev order: main-newer"),
@@ -464,7 +480,12 @@ def case_of(base: Any, dev: Any, main: Any) -> str:
     """Who changed what since the merge-base (the DESIGN.md table's rows)."""
     if not (_understood(dev) and _understood(main) and _understood(base)):
         return "unknown-shape"
-    nb, nd, nm = normalize(base), normalize(dev), normalize(main)
+    return case_of_values(normalize(base), normalize(dev), normalize(main))
+
+
+def case_of_values(nb: Any, nd: Any, nm: Any) -> str:
+    """The case of comparable values (None: absent on that side); shared with depsync.core.sync.surface."""
+    base, dev, main = nb, nd, nm
     if nd == nm:
         return "unchanged" if nd == nb else "same-change"
     if nd == nb:
@@ -504,7 +525,10 @@ def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absen
         owner = Ownership(policy.prefer[key], "config", f'[tool.depsync] prefer = "{policy.prefer[key]}"')
     else:
         owner = evidence.ownership.get(key)
-    return Facts(key, case, owner, key in evidence.dev_requires, evidence.order_of(key), evidence.removed_by_dev.get(key), policy.side_for(key), dev_absent, main_absent)
+    return Facts(
+        key, case, owner, key in evidence.dev_requires, evidence.order_of(key), evidence.removed_by_dev.get(key), policy.side_for(key), dev_absent, main_absent,
+        key in evidence.requirement_taken, key in evidence.requirement_declined,
+    )
 
 
 def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
@@ -517,6 +541,10 @@ def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
         lines.append(facts.order.text())
     if facts.removed_by_dev:
         lines.append(f"dev removed it: {facts.removed_by_dev}")
+    if facts.requirement_taken:
+        lines.append(f"main's requirement for {display} taken")
+    elif facts.requirement_declined:
+        lines.append(f"main's requirement for {display} not taken")
     if facts.case in ("main-added", "main-removed") or facts.depends:
         lines.append(f"dev depends on {display}" if facts.depends else f"nothing in dev depends on {display}")
     return tuple(lines)
@@ -544,6 +572,7 @@ def possible_sides(key: str, base: Any, dev: Any, main: Any, policy: Policy, dep
     for owner in owners:
         for order in (None, *(RevOrder(o) for o in ORDERS)):
             for removed in (None, "a commit"):
-                rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None))
-                sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
+                for taken, declined in ((False, False), (True, False), (False, True)):  # main's requirement taken or not (reconcile)
+                    rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None, taken, declined))
+                    sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
     return sides

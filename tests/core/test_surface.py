@@ -1,0 +1,306 @@
+"""The dependency surface merged three-way per entry (issue 20): the pure rule table, the tomlkit
+edits, the import scan, and reconcile on the real Megatron-LM triple in a real git repository
+whose main brings Python code that imports (or guards) main's new packages."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import MEGATRON, REPO, git, megatron_history, write_files
+from depsync.core.config import Config
+from depsync.core.sync.merge import dev_requires, reconciled_surface
+from depsync.core.sync.sources import Evidence, Ownership, Policy
+from depsync.core.sync.surface import RULES, SurfaceEvidence, Use, merge_surface, rules_markdown, surface_entries
+from depsync.core.sync.surface_edit import apply_surface
+from depsync.shell.surface_evidence import scan_uses
+
+BASE = '[project]\nname = "app"\nversion = "1"\ndependencies = ["numpy>=1", "requests"]\n\n[project.optional-dependencies]\nx = [\n    "alpha",  # kept comment\n    "beta==1",\n]\n'
+
+
+def data(text: str) -> dict:
+    return tomllib.loads(text)
+
+
+def decide(base: str, dev: str, main: str, evidence: SurfaceEvidence = SurfaceEvidence(gathered=True), side: str = "dev", policy: Policy = Policy()):
+    return {(d.table, d.name): d for d in merge_surface(data(base), data(dev), data(main), policy, evidence, side)}
+
+
+def test_values_compare_parsed_not_as_text() -> None:
+    spelled = surface_entries(data('[project]\ndependencies = ["A>=1,<2; python_version >= \'3.10\'"]\n'))
+    respelled = surface_entries(data('[project]\ndependencies = ["a <2, >=1.0 ; python_version>=\\"3.10\\""]\n'))
+    assert spelled[("project.dependencies", "a")].value == respelled[("project.dependencies", "a")].value
+
+
+def test_main_added_taken_only_with_an_unguarded_import() -> None:
+    main = BASE.replace('"beta==1",', '"beta==1",\n    "gamma",\n    "delta",\n    "eps",')
+    uses = {"gamma": Use("import", ("pkg/a.py:3",)), "delta": Use("guarded", ("pkg/b.py:9",)), "eps": Use("none", scope="10 Python files")}
+    found = decide(BASE, BASE, main, SurfaceEvidence(uses=uses, gathered=True))
+    gamma, delta, eps = (found[("project.optional-dependencies.x", n)] for n in ("gamma", "delta", "eps"))
+    assert (gamma.taken_from, gamma.needs_review) == ("main", False) and "pkg/a.py:3" in " ".join(gamma.evidence)
+    assert (delta.result, delta.needs_review, delta.rule) == (None, True, "main-added/guarded import only")
+    assert (eps.result, eps.needs_review, eps.main_not_taken) == (None, True, True)
+    assert "no import of eps in the merged code (10 Python files)" in eps.evidence
+
+
+def test_main_changed_taken_when_dev_never_chose_it_kept_when_dev_did() -> None:
+    main = BASE.replace('"beta==1"', '"beta==2"')
+    key = ("project.optional-dependencies.x", "beta")
+    never = SurfaceEvidence(ownership={key: Ownership("main", "history", "dev's history never changed it")}, gathered=True)
+    chose = SurfaceEvidence(ownership={key: Ownership("dev", "history", "dev's commit abc chose it")}, gathered=True)
+    assert decide(BASE, BASE, main, never)[key].taken_from == "main"
+    kept = decide(BASE, BASE, main, chose)[key]
+    assert (kept.taken_from, kept.needs_review, kept.main_not_taken) == ("dev", True, True)
+    # config overrides history, in every table
+    owned = decide(BASE, BASE, main, never, policy=Policy(owned_by_dev=frozenset({"beta"})))[key]
+    assert (owned.taken_from, owned.needs_review, owned.rule) == ("dev", False, "main-changed/dev owns it (config)")
+
+
+def test_default_side_main_takes_mains_changes_and_keeps_the_branchs_own() -> None:
+    dev = BASE.replace('"requests"', '"requests>=2"')
+    main = BASE.replace('"beta==1"', '"beta==2"').replace('"numpy>=1"', '"numpy>=2"')
+    found = decide(BASE, dev, main, SurfaceEvidence(), side="main")  # no evidence needed
+    assert found[("project.optional-dependencies.x", "beta")].taken_from == "main"
+    assert found[("project.dependencies", "requests")].taken_from == "dev"
+    both = decide(BASE, BASE.replace('"beta==1"', '"beta==3"'), main, side="main")[("project.optional-dependencies.x", "beta")]
+    assert (both.case, both.needs_review) == ("conflict", True)
+
+
+def test_dev_removed_it_itself_stays_removed_and_a_new_table_is_said() -> None:
+    main = BASE + '\n[dependency-groups]\nnew = ["zeta"]\n'
+    found = decide(BASE, BASE, main)
+    new = found[("dependency-groups.new", "zeta")]
+    assert new.rule == "main-added/table new on main" and new.needs_review and "dependency-groups.new does not exist on dev" in new.evidence
+    key = ("project.optional-dependencies.x", "gamma")
+    removal = SurfaceEvidence(removed_by_dev={key: 'commit 1234 "drop gamma"'}, gathered=True)
+    readded = decide(BASE, BASE, BASE.replace('"beta==1",', '"beta==1",\n    "gamma",'), removal)[key]
+    assert (readded.result, readded.needs_review, readded.rule) == (None, False, "main-added/dev removed it itself")
+
+
+def test_every_case_ends_in_a_row_that_always_applies_and_the_readme_has_the_table() -> None:
+    for case in {r.case for r in RULES}:
+        assert [r for r in RULES if r.case == case][-1].condition in ("always", "otherwise", "dev never chose it")
+    assert rules_markdown() in (REPO / "README.md").read_text()
+
+
+def test_import_scan_tells_guarded_from_unguarded() -> None:
+    files = [
+        ("a.py", b"import os\ntry:\n    import PIL.Image\nexcept ImportError:\n    PIL = None\n"),
+        ("b/c.py", b"def f():\n    from gigatoken import encode\n"),
+        ("d.py", b"x = 'gigatoken'  # a string, not an import\n"),
+        ("bad.py", b"def (:\n"),
+    ]
+    uses, scope = scan_uses(files, {"pillow": ("PIL",), "gigatoken": ("gigatoken",), "absent-pkg": ("absent_pkg",)})
+    assert (uses["pillow"].strength, uses["pillow"].where) == ("guarded", ("a.py:3",))
+    assert (uses["gigatoken"].strength, uses["gigatoken"].where) == ("import", ("b/c.py:2",))
+    assert uses["absent-pkg"].strength == "none" and scope == "4 Python files scanned"
+
+
+# -- the real Megatron triple --------------------------------------------------------------------
+
+
+def _texts() -> dict[str, str]:
+    return {side: (MEGATRON / side / "pyproject.toml").read_text() for side in ("base", "dev", "main")}
+
+
+def test_megatron_pure_merge_with_imports_carries_the_requirements_and_their_sources() -> None:
+    texts = _texts()
+    parsed = {side: tomllib.loads(t) for side, t in texts.items()}
+    uses = {n: Use("import", (f"megatron/{n}.py:1",)) for n in ("gigatoken", "nemo-lens", "torch-memory-saver", "deep-gemm")}
+    uses["pillow"] = Use("guarded", ("megatron/img.py:2",))
+    text, sources, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(dev_requires=dev_requires(texts["dev"])), SurfaceEvidence(uses=uses, gathered=True))
+    result = tomllib.loads(text)
+    extras, groups = result["project"]["optional-dependencies"], result["dependency-groups"]
+    assert "gigatoken" in extras["mlm"] and "gigatoken" in extras["training"]
+    assert "nemo-lens" in extras["dev"] and "torch-memory-saver" in extras["dev"] and "Pillow" not in extras["dev"]
+    assert "deep_gemm" in groups["no_pypi_wheels"]
+    by_name = {d.name: d for d in sources}
+    for name in ("deep_gemm", "nemo-lens", "torch-memory-saver"):  # the sources come with their requirements
+        assert by_name[name].taken_from == "main" and by_name[name].rule == "main-added/taken with main's requirement"
+    flagged = {(d.table, d.name) for d in surface if d.needs_review}
+    assert ("project.optional-dependencies.dev", "pillow") in flagged  # guarded: not taken, flagged
+    assert ("project.optional-dependencies.dev", "nvidia-cudnn-frontend") in flagged  # both changed the pin
+    for decision in surface:  # nothing main changed is left without a flag or a taken value
+        assert not decision.main_not_taken or decision.needs_review or decision.rule.split("/")[1] in ("dev removed the table", "dev removed it itself") or "config" in decision.rule
+    # surgical: comments and the untouched parts of dev's file stay
+    assert "# Forcing a little bit more recent version of fastapi" in text and text.count("\n") - texts["dev"].count("\n") < 12
+
+
+def _depsync(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "cache")}
+    return subprocess.run([str(Path(os.sys.executable)), "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
+
+
+@pytest.fixture
+def megatron_with_code(tmp_path: Path) -> Path:
+    """The Megatron history, where main's commit also brings code: an unguarded gigatoken import,
+    a guarded PIL one, a symlink pointing out of the repository (never followed)."""
+    repo = megatron_history(tmp_path / "megatron")
+    git(repo, "checkout", "-q", "main")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("import torch_memory_saver\n")
+    write_files(repo, {
+        "megatron/training/tokenizer.py": "import os\n\nfrom gigatoken import Tokenizer\n",
+        "megatron/core/vision.py": "try:\n    from PIL import Image\nexcept ImportError:\n    Image = None\n",
+    })
+    (repo / "megatron" / "linked").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "main: code that uses the new dependencies")
+    git(repo, "checkout", "-q", "sync")
+    return repo
+
+
+def test_reconcile_on_megatron_with_code_is_surgical_and_idempotent(megatron_with_code: Path, tmp_path: Path) -> None:
+    repo = megatron_with_code
+    merge = subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True, text=True)
+    assert merge.returncode != 0
+    plan = tmp_path / "plan.json"
+    result = _depsync(repo, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--plan-json", str(plan), "--summary", str(tmp_path / "s.md"))
+    assert result.returncode == 1, result.stderr
+    document = json.loads(plan.read_text())
+    rows = {(d["table"], d["name"]): d for d in document["dependencies"]}
+    giga = rows[("project.optional-dependencies.mlm", "gigatoken")]
+    assert giga["taken_from"] == "main" and not giga["needs_review"]
+    assert any("megatron/training/tokenizer.py:3" in e for e in giga["evidence"])
+    pillow = rows[("project.optional-dependencies.dev", "pillow")]
+    assert pillow["result"] is None and pillow["needs_review"]  # PIL is not pillow's normalized name: said, flagged
+    saver = rows[("project.optional-dependencies.dev", "torch-memory-saver")]
+    assert saver["result"] is None and saver["needs_review"]  # the import behind the symlink was not read
+    assert {"table", "name", "base", "dev", "main", "result", "case", "rule", "taken_from", "reason", "evidence", "needs_review"} <= set(giga)
+    summary = (tmp_path / "s.md").read_text()
+    assert "#### main's dependency changes not taken" in summary and "#### Taken from main" in summary
+    assert "| **yes** | `torch-memory-saver` | `project.optional-dependencies.dev` | `torch-memory-saver` | absent |" in summary
+    first = (repo / "pyproject.toml").read_bytes()
+    assert b'"gigatoken",' in first and b"torch-memory-saver = {" not in first  # no inert source without its requirement
+    again = _depsync(repo, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch")
+    assert again.returncode == 1, again.stderr
+    assert (repo / "pyproject.toml").read_bytes() == first  # a second reconcile changes nothing
+
+
+def test_reconcile_default_side_main_follows_main(megatron_with_code: Path, tmp_path: Path) -> None:
+    repo = megatron_with_code
+    plan = tmp_path / "plan.json"
+    result = _depsync(repo, "reconcile", "--dev", "dev", "--main", "main", "--no-merge", "--dry-run", "--no-fetch", "--default-side", "main", "--plan-json", str(plan))
+    assert result.returncode == 1, result.stderr
+    document = json.loads(plan.read_text())
+    assert document["default_side"] == "main"
+    rows = [d for d in document["dependencies"] if d["main_not_taken"]]
+    assert rows and all(d["case"] == "conflict" and d["needs_review"] for d in rows)  # only both-changed entries keep the branch's value
+
+
+def test_dockerfile_follows_the_surface() -> None:
+    from depsync.core.model.dockerfile import Dockerfile
+    from depsync.core.rules.dockerfile import used_tables
+    from depsync.core.sync.surface import dockerfile_findings
+
+    dockerfile = Dockerfile.from_text(
+        'FROM python:3.12\nARG IMAGE_TYPE=dev\nRUN uv sync --locked --extra ${IMAGE_TYPE} \\\n    --group ci --only-group build\n', "docker/Dockerfile.ci.dev"
+    )
+    uses = list(used_tables(dockerfile))
+    assert ("extra", "dev", 3) in uses and ("group", "ci", 4) in uses
+    dev = data('[project]\nname = "a"\n[project.optional-dependencies]\ndev = ["x"]\n[dependency-groups]\nci = ["y"]\nbuild = ["z"]\n')
+    main = data('[project]\nname = "a"\n[project.optional-dependencies]\ndevel = ["x"]\n[dependency-groups]\nbuild = ["z"]\n')
+    merged = data('[project]\nname = "a"\n[project.optional-dependencies]\ndev = []\n[dependency-groups]\nbuild = ["z"]\n')
+    found = dockerfile_findings(uses, "docker/Dockerfile.ci.dev", merged, dev, main)
+    assert [(f.rule, f.line) for f in found] == [("docker-unknown-extra", 3), ("docker-unknown-group", 4)]
+    assert "empties; main has no extra 'dev' (dropped or renamed there)" in found[0].message
+    assert "does not define" in found[1].message
+    assert dockerfile_findings(uses, "d", dev, dev, main) == []
+
+
+def test_lock_rewrites_say_markers_and_a_revision_downgrade() -> None:
+    from depsync.core.lockdiff import lock_rewrites
+
+    old = 'version = 1\nrevision = 3\n\n[[package]]\nname = "a"\ndependencies = [\n    { name = "b", marker = "sys_platform == \'linux\'" },\n]\n'
+    new = old.replace("revision = 3", "revision = 2").replace("sys_platform == 'linux'", "sys_platform=='linux'")
+    assert lock_rewrites(old, new) == (1, (3, 2))
+    assert lock_rewrites(old, old) == (0, None)
+    # the real dev lock (revision 3, a newer uv) against a revision-2 lock of the same project
+    dev, base = ((MEGATRON / side / "uv.lock").read_text() for side in ("dev", "base"))
+    rewritten, revision = lock_rewrites(dev, base)
+    assert revision == (3, 2) and rewritten > 100
+
+
+def test_lock_section_says_what_a_relock_rewrote() -> None:
+    from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+    from depsync.report.reconcile import to_json, to_markdown
+
+    result = Reconciliation("dev", "main", "a" * 40, "b" * 40, "c" * 40, [], [], lock=LockOutcome("relocked", "relocked with uv 0.7.2", [], markers_rewritten=180, revision=(3, 2)))
+    text = to_markdown(result)
+    assert "- lock revision downgraded: 3 -> 2" in text and "- 180 marker lines rewritten" in text
+    lock = json.loads(to_json(result))["lock"]
+    assert lock["markers_rewritten"] == 180 and lock["revision"] == {"old": 3, "new": 2}
+
+
+CORPUS = REPO.parent / "shared" / "corpus-ml"
+
+
+def _corpus_histories() -> list[list[Path]]:
+    """States of one repository, oldest first (real pyprojects at real commits, not written here)."""
+    by_repo: dict[str, list[tuple[str, Path]]] = {}
+    for state in sorted(CORPUS.iterdir()) if CORPUS.is_dir() else ():
+        if (state / "PROVENANCE.toml").is_file():
+            provenance = tomllib.loads((state / "PROVENANCE.toml").read_text())
+            project = state / provenance.get("project", ".") / "pyproject.toml"
+            by_repo.setdefault(provenance["repo"], []).append((provenance["date"], project))
+    return [[p for _, p in sorted(states)] for states in by_repo.values() if len(states) > 1]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared real corpus is not here")
+def test_real_histories_merge_per_entry_surgically_and_idempotently() -> None:
+    """On real pyprojects of one repository at two or three commits: a branch that follows main
+    (default-side main) with no changes of its own ends with exactly main's surface, the edit is
+    idempotent, and with default-side dev nothing main changed is dropped without a flag."""
+    compared = 0
+    for states in _corpus_histories():
+        texts = [p.read_text() for p in states]
+        for old, new in zip(texts, texts[1:]):
+            before, after = tomllib.loads(old), tomllib.loads(new)
+            decisions = merge_surface(before, before, after, Policy(), SurfaceEvidence(gathered=True), "main")
+            merged = apply_surface(old, new, decisions)
+            want = {k: e.value for k, e in surface_entries(after).items()}
+            assert {k: e.value for k, e in surface_entries(tomllib.loads(merged)).items()} == want, states
+            again = merge_surface(before, tomllib.loads(merged), after, Policy(), SurfaceEvidence(gathered=True), "main")
+            assert apply_surface(merged, new, again) == merged
+            compared += sum(d.differs for d in decisions)
+            for decision in merge_surface(before, before, after, Policy(), SurfaceEvidence(gathered=True), "dev"):
+                assert not decision.main_not_taken or decision.needs_review, (states, decision)
+        if len(texts) > 2:  # base, dev and main from three real commits: the case decides, per entry
+            base, dev, main = (tomllib.loads(t) for t in texts[:3])
+            result = tomllib.loads(apply_surface(texts[1], texts[2], merge_surface(base, dev, main, Policy(), SurfaceEvidence(gathered=True), "main")))
+            b, d, m, r = (surface_entries(x) for x in (base, dev, main, result))
+            for key in set(b) | set(d) | set(m):
+                values = [x.get(key).value if x.get(key) else None for x in (b, d, m, r)]
+                expected = values[2] if values[1] == values[0] else values[1]
+                assert values[3] == expected, (states, key)
+    assert compared > 300
+
+
+def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: Path) -> None:
+    """The project's own .venv (pip-installed dist-infos) names pyyaml's module `yaml`; the scan of
+    this repository's committed tree finds its real imports, guarded ones as guarded."""
+    from depsync.shell.surface_evidence import merged_code_uses, module_names
+
+    if not (REPO / ".venv").is_dir():
+        pytest.skip("no .venv in the checkout")
+    names = module_names(REPO, ["PyYAML", "tomlkit", "no-such-dist"])
+    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist",)
+    head = git(REPO, "rev-parse", "HEAD").strip()
+    uses = merged_code_uses(REPO, ["tomlkit", "no-such-dist"], head, merged_in_work_tree=False)
+    assert uses["tomlkit"].strength == "import" and any(w.startswith("depsync/") for w in uses["tomlkit"].where)
+    assert uses["no-such-dist"].strength == "none" and "Python files scanned in main's commit" in uses["no-such-dist"].scope
+    # a work tree with a symlinked directory pointing out: never followed
+    outside, tree = tmp_path / "outside", tmp_path / "tree"
+    outside.mkdir(), tree.mkdir()
+    (outside / "x.py").write_text("import secretpkg\n")
+    (tree / "link").symlink_to(outside)
+    (tree / "linked.py").symlink_to(outside / "x.py")
+    from depsync.shell.surface_evidence import _work_tree_files, scan_uses
+
+    assert scan_uses(_work_tree_files(tree), {"secretpkg": ("secretpkg",)})[0]["secretpkg"].strength == "none"
