@@ -440,3 +440,36 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, lock: Lock, mem
         unknown = sorted({p.source.value for p in lock.packages if p.source.kind == "registry"} - registries)
         for url in unknown:
             stale.add(f"packages come from index {url}, which pyproject does not configure", lock_line=lock.line_of_key("version"))
+
+
+REPORT_URL = "https://github.com/depsync/depsync/issues"  # where a disagreement with uv is reported
+_SHOWN = 400  # characters of the static finding quoted in static-model-disagrees
+
+
+def with_uv_word(findings: list[Finding], verdict: str, version: str, reason: str) -> list[Finding]:
+    """The findings once uv was asked about a static `lock-stale` verdict (uv's word wins).
+
+    verdict "fresh": the lock-stale errors give way to one `static-model-disagrees` warning
+    with both answers; "stale": each lock-stale says uv agrees; "none" (no usable uv, or uv
+    gave no verdict): each says it is depsync's static verdict, and why uv did not answer.
+    """
+    stale = [f for f in findings if f.rule == "lock-stale"]
+    if not stale:
+        return findings
+    rest = [f for f in findings if f.rule != "lock-stale"]
+    if verdict == "fresh":
+        first = stale[0]
+        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
+        said = first.message.removeprefix("uv.lock is stale: ")
+        said = said if len(said) <= _SHOWN else said[: _SHOWN - 3] + "..."
+        message = (
+            f"depsync's static model says uv.lock is stale ({said}{more}), "
+            f"but uv {version} `uv lock --check --offline` accepts it: uv's word wins, the lock is fine"
+        )
+        fix = f"nothing to change in the lock; please report the disagreement ({REPORT_URL}) with pyproject.toml and uv.lock"
+        return [*rest, RULES["static-model-disagrees"].finding(first.file, first.line, message, fix)]
+    if verdict == "stale":
+        note = f" (uv {version} agrees: {reason})" if reason else f" (uv {version} agrees)"
+    else:
+        note = f" (depsync's static verdict: {reason})"
+    return [*rest, *(f.with_message(f.message + note) for f in stale)]
