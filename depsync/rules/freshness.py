@@ -79,14 +79,14 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False) -> None:
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX) -> None:
         """markers: the finding rests on marker comparisons, which may have fallen back to text."""
         note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
         if pyproject_line:
             where, line = self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", _FIX))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix))
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
         missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
@@ -240,9 +240,19 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
     if members is not None and recorded_members is not None:
         recorded = frozenset(canonicalize_name(m) for m in recorded_members)
         if recorded != members:
+            # a recorded member whose directory holds no pyproject.toml: usually a git submodule
+            # that is not checked out (uv then drops the member and re-resolves, too)
+            missing = sorted(
+                p.source.value for p in lock.packages
+                if p.name in recorded - members and p.source.kind in ("editable", "directory", "virtual") and p.source.value not in inputs.local_projects
+            )
+            hint = f"; member directory missing: {', '.join(missing)} (`git submodule update --init`?)" if missing else ""
             stale.add(
-                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}",
+                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}{hint}",
                 pyproject_line=root.lines.table("tool.uv.workspace"),
+                fix="check out the missing member directories (`git submodule update --init`) and check again; relock only if the members really changed"
+                if missing
+                else _FIX,
             )
     member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
     root_indexes = index_urls(root)
