@@ -58,17 +58,17 @@ def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python:
     pyproject of thousands of distinct names is linear, not quadratic.
     """
     expected, recorded = list(expected), list(recorded)
-
-    def by_name(reqs: list[Req]) -> dict[str, list[Req]]:
-        out: dict[str, list[Req]] = {}
-        for req in reqs:
-            out.setdefault(req.name, []).append(req)
-        return out
-
-    expected_by_name, recorded_by_name = by_name(expected), by_name(recorded)
-    missing = [r for r in expected if not any(r.matches(other, requires_python) for other in recorded_by_name.get(r.name, ()))]
-    unpaired = [r for r in recorded if not any(other.matches(r, requires_python) for other in expected_by_name.get(r.name, ()))]
-    return missing, unpaired
+    recorded_by_name: dict[str, list[int]] = {}
+    for index, req in enumerate(recorded):
+        recorded_by_name.setdefault(req.name, []).append(index)
+    matched: set[int] = set()
+    missing = []
+    for req in expected:
+        hits = [i for i in recorded_by_name.get(req.name, ()) if req.matches(recorded[i], requires_python)]
+        matched.update(hits)
+        if not hits:
+            missing.append(req)
+    return missing, [r for index, r in enumerate(recorded) if index not in matched]
 
 
 class _Stale:
