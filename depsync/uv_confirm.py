@@ -42,8 +42,14 @@ class UvWord:
 
 
 def lock_check_env() -> dict[str, str]:
+    """The caller's environment for `uv lock --check`, minus what would redirect or refuse it.
+
+    The cache directory is named (the caller's, else uv's default on Linux), so a `cache-dir`
+    in the repository's own uv.toml or [tool.uv] never decides where uv writes."""
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
-    env.update(NO_COLOR="1", UV_OFFLINE="1")
+    if not env.get("UV_CACHE_DIR"):
+        env["UV_CACHE_DIR"] = os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uv")
+    env.update(NO_COLOR="1", UV_OFFLINE="1", UV_PYTHON_DOWNLOADS="never")
     return env
 
 
