@@ -311,6 +311,12 @@ def _metadata():
     if "requires-python" in project:
         lines.append("Requires-Python: " + project["requires-python"])
     lines += ["Requires-Dist: " + dep for dep in deps]
+    for extra, extra_deps in project.get("optional-dependencies", {}).items():
+        lines.append("Provides-Extra: " + extra)
+        for dep in extra_deps:
+            requirement, _, marker = dep.partition(";")
+            clause = "extra == '" + extra + "'"
+            lines.append("Requires-Dist: " + requirement.strip() + "; " + ("(" + marker.strip() + ") and " + clause if marker.strip() else clause))
     stem = project["name"].replace("-", "_")
     return stem + "-" + version, "\n".join(lines) + "\n"
 

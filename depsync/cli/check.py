@@ -49,6 +49,7 @@ def register(commands: Any) -> None:
     check.add_argument("--diff", action="store_true", help="print what --fix would change as a unified diff and write nothing")
     check.add_argument("--ref", metavar="REF", help="read every file from this git ref instead of the work tree (no checkout)")
     check.add_argument("--deep", action="store_true", help="also run real `uv lock --check --offline` with the uv version the Dockerfile pins")
+    check.add_argument("--static", action="store_true", help="report depsync's static lock verdict as is: never ask uv to confirm a `lock-stale`")
     check.add_argument("--dockerfile", action="append", metavar="FILE", help="a Dockerfile to check (repeatable; default: [tool.depsync] dockerfiles)")
     check.add_argument("--build-arg", action="append", type=build_arg, default=[], metavar="NAME=VALUE", help="an ARG value for the --dockerfile files (repeatable)")
     check.add_argument("--owner-ref", metavar="REF", help="the ref that owns the protected paths (default: [tool.depsync] owner-ref, origin/dev)")
@@ -75,6 +76,7 @@ def options_from(args: argparse.Namespace) -> Any:
         output_format=args.output_format,
         strict=args.strict,
         deep=args.deep,
+        static=args.static,
         overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         no_cache=args.no_cache,
     )

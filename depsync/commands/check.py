@@ -32,8 +32,45 @@ class CheckOptions:
     output_format: str = "human"
     strict: bool = False
     deep: bool = False
+    static: bool = False  # never ask uv to confirm a static lock-stale verdict
     overrides: CliOverrides = CliOverrides()
     no_cache: bool = False  # neither read nor write the result cache
+
+
+def offline_uv(inputs: CheckInputs) -> tuple[list[str], str] | None:
+    """(argv, version) of a uv that runs without the network: the pinned one when the host uv
+    is that version or depsync cached its binary, else the host's uv; None without either."""
+    from depsync.core.trust import uv_version_allowed
+    from depsync.shell.uv import available_uv
+
+    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
+    return available_uv(pins[0] if pins else None, fetch=False)
+
+
+def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
+    """Before a static lock-stale error is reported, uv's own word (rules/freshness.py
+    with_uv_word decides what it changes); runs only when there is such an error."""
+    from depsync.core.findings import Severity
+    from depsync.core.rules.freshness import with_uv_word
+
+    if not any(f.rule == "lock-stale" and f.severity >= Severity.ERROR for f in findings):
+        return findings
+    if options.static:
+        return with_uv_word(findings, "none", "", "uv not asked (--static)")
+    if options.ref is not None:
+        return with_uv_word(findings, "none", "", f"uv runs on the work tree, not on {options.ref}")
+    from depsync.shell.uv_confirm import ask_uv
+    from depsync.shell.workspace import load_inputs
+
+    loaded = inputs if inputs is not None else load_inputs(options.root, options.ref, options.overrides)
+    uv = offline_uv(loaded)
+    if uv is None:
+        return with_uv_word(findings, "none", "", "no uv that runs offline (neither the pinned one nor one on PATH) to confirm it")
+    from depsync.core.rules import apply_severity
+
+    word = ask_uv(uv[0], uv[1], options.root)
+    reason = word.reason if word.verdict != "none" else f"uv {word.version} gave no verdict offline: {word.reason}"
+    return apply_severity(with_uv_word(findings, word.verdict, word.version, reason), loaded.config)
 
 
 def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
@@ -51,19 +88,14 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     uv exits 1 when the lock is stale or cannot be re-resolved offline (either way: not
     fresh, a finding) and 2 on usage or configuration errors (an input error here).
     """
-    import subprocess
 
-    from depsync.shell import process
     from depsync.core.redact import redact
     from depsync.core.rules import RULES
     from depsync.shell.uv import error_summary
+    from depsync.shell.uv_confirm import run_lock_check
 
     argv, version = pinned_uv(inputs)
-    env = dict(os.environ, NO_COLOR="1", UV_OFFLINE="1")
-    try:
-        result = process.run([*argv, "lock", "--check", "--offline"], cwd=root, env=env, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        raise DepsyncError("uv lock --check timed out after 600s") from None
+    result = run_lock_check(argv, root)
     if result.returncode == 0:
         return []
     summary = error_summary(redact(result.stderr or result.stdout)) or f"exit code {result.returncode}"
@@ -174,6 +206,12 @@ def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     findings, key, inputs = _findings_now(options)
+    if any(f.rule == "lock-stale" for f in findings):
+        # the static findings stay cached, but uv confirms a lock-stale verdict on every run (its
+        # answer depends on its version and cache): no rendering is kept, and entry.py's replay
+        # leaves such a result to the CLI (cache.replay)
+        key = None
+        findings = confirm_stale(findings, inputs, options)
     if options.deep:
         from depsync.shell.workspace import load_inputs
 

@@ -98,7 +98,7 @@ def print_summary(fixes: FixPlan, *, applied: bool) -> None:
 
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix, --diff or --format sarif (the plain check is commands/check.py)."""
-    from depsync.commands.check import deep_findings, exit_code
+    from depsync.commands.check import confirm_stale, deep_findings, exit_code
 
     if options.ref is not None and (fix or diff):
         raise DepsyncError("--fix and --diff edit the work tree; they cannot be combined with --ref")
@@ -118,6 +118,7 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
         findings = result.findings
         if result.plan.changed:
             inputs = load_inputs(options.root, None, options.overrides) if options.deep else None
+    findings = confirm_stale(findings, inputs, options)
     if options.deep:
         assert inputs is not None
         findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))

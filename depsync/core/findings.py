@@ -40,6 +40,9 @@ class Finding:
     def with_severity(self, severity: Severity) -> Finding:
         return Finding(self.file, self.line, self.rule, severity, self.message, self.fix)
 
+    def with_message(self, message: str) -> Finding:
+        return Finding(self.file, self.line, self.rule, self.severity, message, self.fix)
+
 
 @dataclass(frozen=True)
 class FindingGroup:

@@ -253,7 +253,7 @@ def lookup(request: Request) -> tuple[bytes, dict[str, Any]] | None:
 def replay(request: Request, output_format: str, project: str, strict: bool) -> int | None:
     """Print the stored output of this exact check and return its exit code; None when there is none."""
     found = lookup(request)
-    if found is None:
+    if found is None or _needs_uv(found[1]["findings"]):
         return None
     rendered = found[1].get("rendered", {}).get((output_format, project))
     if not isinstance(rendered, str):
@@ -266,7 +266,12 @@ def replay(request: Request, output_format: str, project: str, strict: bool) -> 
 def replay_status(request: Request, strict: bool) -> int | None:
     """The exit code replay() would return, printing nothing."""
     found = lookup(request)
-    return _exit_code(found[1]["findings"], strict) if found is not None else None
+    return _exit_code(found[1]["findings"], strict) if found is not None and not _needs_uv(found[1]["findings"]) else None
+
+
+def _needs_uv(findings: list[Finding]) -> bool:
+    """A static lock-stale verdict is confirmed with uv on every run (commands/check.py): never replayed."""
+    return any(f[2] == "lock-stale" for f in findings)
 
 
 def _exit_code(findings: list[Finding], strict: bool) -> int:

@@ -46,25 +46,42 @@ def uv_version(argv: list[str]) -> str:
     return result.stdout.split()[1] if result.stdout.split()[1:] else ""
 
 
-def pinned_uv(version: str | None, missing: str = "uv not found on PATH: install it (`pip install uv`)") -> tuple[list[str], str]:
-    """(argv, version) of uv at `version`, run directly: the host uv when it is that version (or
-    when nothing is pinned), else that version's binary from depsync's cache, fetched from the
-    package index and verified the first time only. The one policy for `check --deep`, the local
-    runner and the merge driver.
+def available_uv(version: str | None, *, fetch: bool) -> tuple[list[str], str] | None:
+    """(argv, version) of uv at `version`, run directly: the host uv when it is that version,
+    else that version's verified binary from depsync's cache (fetched from the package index
+    when `fetch`). Without a pin, or offline without the pinned binary, the host's uv; None
+    when there is none. The one policy for `check` (offline), `--deep`, the local runner and
+    the merge driver.
 
     Never `uv tool run uv@X`: that asks the package index on every call, which a gate that says
     --offline must not do, and it resolves uv's own version range instead of the exact pin."""
     if version is not None and not uv_version_allowed(version):
         raise DepsyncError(f"{version!r} is not a uv release number")
     host = shutil.which("uv")
-    if host is None and version is None:
-        raise DepsyncError(missing)
+    found = None
     if host is not None:
-        found = uv_version([host])
-        if version is None or found == version:
-            return [host], found
-    assert version is not None
-    return [str(uv_binary(version))], version
+        try:
+            found = uv_version([host])
+        except DepsyncError:
+            host = None
+    if host is not None and (version is None or found == version):
+        return [host], found or ""
+    if version is not None:
+        from depsync.shell.uvwheel import cached_binary, host_platform
+
+        if fetch:
+            return [str(uv_binary(version))], version
+        if cached_binary(version, host_platform()).is_file():
+            return [str(cached_binary(version, host_platform()))], version
+    return ([host], found or "") if host is not None else None
+
+
+def pinned_uv(version: str | None, missing: str = "uv not found on PATH: install it (`pip install uv`)") -> tuple[list[str], str]:
+    """available_uv, fetching the pinned binary when the host's uv is another version."""
+    found = available_uv(version, fetch=True)
+    if found is None:
+        raise DepsyncError(missing)
+    return found
 
 
 def uv_binary(version: str) -> Path:

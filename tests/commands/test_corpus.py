@@ -12,11 +12,18 @@ exercises and the verdict uv 0.13.9 gave:
 * ``uv = "no-verdict"``: uv stops before deciding (it needs the network to build a
   package's metadata); ``uv_note`` says why. depsync must then only not crash (no exit 2).
 
+The same tests run on the states of ``../shared/corpus-ml/`` (beside the repository, as
+CI clones it; skipped when absent): real states of large ML and scientific repositories
+picked for the shapes depsync once got wrong (marker-scoped sources, duplicate overrides,
+self-referencing extras, relative ``exclude-newer``, workspaces), 40 MB in all, so read in
+place rather than copied here. Their PROVENANCE.toml names the verdict ``uv_verdict``.
+
 The tests run the real uv on every state (in parallel, once per session, on a copy, with a
 hermetic environment and ``UV_PYTHON`` pinned to an interpreter that satisfies the lock's
-requires-python) and assert (1) uv still gives the recorded verdict and (2) depsync agrees:
-a ``lock-stale`` finding exactly when uv says stale, and never exit code 2 where uv accepts
-the lock or has no verdict. uv and depsync both take well under a second per state.
+requires-python) and assert (1) uv still gives the recorded verdict and (2) depsync's static
+verdict (``check --static``: uv is not asked to confirm it) agrees: a ``lock-stale`` finding
+exactly when uv says stale, and never exit code 2 where uv accepts the lock or has no
+verdict. uv and depsync both take well under a second per state.
 """
 
 from __future__ import annotations
@@ -43,7 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # works with any p
 from uvprojects import UV, uv_env  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+# real ML states, beside the repository (CI clones the repository with ../shared next to it)
+CORPUS_ML = Path(__file__).resolve().parents[3] / "shared" / "corpus-ml"
+CORPORA = {"corpus": (CORPUS, "PROVENANCE", "uv"), "corpus-ml": (CORPUS_ML, "PROVENANCE.toml", "uv_verdict")}
 STATES = sorted(p.parent.name for p in CORPUS.glob("*/PROVENANCE"))
+ML_STATES = sorted(p.parent.name for p in CORPUS_ML.glob("*/PROVENANCE.toml"))
+ALL_STATES = [f"corpus/{name}" for name in STATES] + [f"corpus-ml/{name}" for name in ML_STATES]
 VERDICTS = ("fresh", "stale", "no-verdict")
 # uv's own words (debug log) for "the lock does not match, re-resolving"
 _STALE_MARKERS = ("Resolving despite existing lockfile", "Ignoring existing lockfile")
@@ -54,6 +66,7 @@ class State:
     name: str
     directory: Path
     provenance: dict
+    verdict: str  # uv 0.13.9's, as PROVENANCE records it
 
     @property
     def project(self) -> Path:
@@ -65,8 +78,12 @@ class State:
 
 
 def load_state(name: str) -> State:
-    directory = CORPUS / name
-    return State(name, directory, tomllib.loads((directory / "PROVENANCE").read_text()))
+    """A state by name: `NAME` (tests/corpus) or `CORPUS/NAME` for either corpus."""
+    corpus, _, short = name.rpartition("/")
+    folder, provenance_file, verdict_key = CORPORA[corpus or "corpus"]
+    directory = folder / short
+    provenance = tomllib.loads((directory / provenance_file).read_text())
+    return State(name, directory, provenance, provenance[verdict_key])
 
 
 def _interpreters() -> list[tuple[str, str]]:
@@ -95,14 +112,14 @@ class UvVerdict:
 
 def uv_verdict(state: State, scratch: Path) -> UvVerdict:
     """`uv lock --check --offline -v` on a copy of the state."""
-    copy = scratch / state.name
+    copy = scratch / state.name.replace("/", "__")
     shutil.copytree(state.directory, copy)
     project = copy / state.provenance.get("project", ".")
     lock = tomllib.loads((project / "uv.lock").read_text())
     python = interpreter_for(lock.get("requires-python"))
     if python is None:
         return UvVerdict("no-python", -1, f"no interpreter for {lock.get('requires-python')}")
-    env = uv_env(scratch / f"{state.name}-cache", scratch / "config-home")
+    env = uv_env(scratch / f"{state.name.replace('/', '__')}-cache", scratch / "config-home")
     env["UV_PYTHON"] = python
     done = subprocess.run([UV, "lock", "--check", "--offline", "-v"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     lines = [line.removeprefix("DEBUG ").strip() for line in done.stderr.splitlines()]
@@ -120,7 +137,7 @@ def uv_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, UvVerdict
     """uv's verdict on every state, computed in parallel once per session."""
     scratch = tmp_path_factory.mktemp("corpus")
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = pool.map(lambda name: (name, uv_verdict(load_state(name), scratch)), STATES)
+        results = pool.map(lambda name: (name, uv_verdict(load_state(name), scratch)), ALL_STATES)
         return dict(results)
 
 
@@ -135,8 +152,9 @@ class CheckRun:
 
 
 def depsync_check(state: State) -> CheckRun:
-    """`depsync check --format json` in-process (the CLI's own exit-code handling)."""
-    args = ["check", str(state.project), "--format", "json"]
+    """`depsync check --static --format json` in-process (the CLI's own exit-code handling):
+    depsync's own verdict, which uv is not asked to confirm here."""
+    args = ["check", str(state.project), "--format", "json", "--static"]
     for dockerfile in state.dockerfiles:
         args += ["--dockerfile", dockerfile]
     out, err = io.StringIO(), io.StringIO()
@@ -165,22 +183,48 @@ def test_corpus_size_and_provenance() -> None:
     assert len(repos) >= 1
 
 
-@pytest.mark.parametrize("name", STATES)
+def test_ml_corpus_size_and_provenance() -> None:
+    """The ML corpus beside the repository is what its README says: 39 real states of 20
+    repositories, each with its provenance, uv's verdict and the files it lists."""
+    if not ML_STATES:
+        pytest.skip(f"{CORPUS_ML} is absent (it sits beside the repository in CI)")
+    repos = set()
+    for name in ML_STATES:
+        state = load_state(f"corpus-ml/{name}")
+        p = state.provenance
+        for key in ("repo", "commit", "paths", "exercises", "uv_verdict", "uv_version"):
+            assert p.get(key), f"{name}: PROVENANCE.toml lacks {key}"
+        assert p["uv_verdict"] in ("fresh", "stale") and p["uv_version"] == "0.13.9", name
+        assert name.startswith(p["repo"].replace("/", "__") + "__" + p["commit"][:7]), name
+        for path in p["paths"]:
+            assert (state.directory / path).is_file(), f"{name}: {path} listed but missing"
+        repos.add(p["repo"])
+    assert len(ML_STATES) >= 39 and len(repos) >= 20
+
+
+def _state_or_skip(name: str) -> State:
+    if name.startswith("corpus-ml/") and not CORPUS_ML.is_dir():
+        pytest.skip(f"{CORPUS_ML} is absent")
+    return load_state(name)
+
+
+@pytest.mark.parametrize("name", ALL_STATES)
 def test_uv_gives_the_recorded_verdict(name: str, uv_verdicts: dict[str, UvVerdict]) -> None:
     """uv 0.13.9 still says what PROVENANCE records (catches a state copied wrong)."""
+    state = _state_or_skip(name)
     observed = uv_verdicts[name]
     if observed.verdict == "no-python":
         pytest.skip(observed.reason)
-    assert observed.verdict == load_state(name).provenance["uv"], observed.describe()
+    assert observed.verdict == state.verdict, observed.describe()
 
 
-@pytest.mark.parametrize("name", STATES)
+@pytest.mark.parametrize("name", ALL_STATES)
 def test_depsync_agrees_with_uv(name: str) -> None:
     """depsync reports lock-stale exactly when uv does, and never exits 2 on these states."""
-    state = load_state(name)
+    state = _state_or_skip(name)
     run = depsync_check(state)
     assert run.returncode in (0, 1), f"depsync exit {run.returncode}: {run.output}"
-    verdict = state.provenance["uv"]
+    verdict = state.verdict
     if verdict == "fresh":
         assert run.stale() == [], f"false alarm on a state uv accepts: {run.stale()}"
     elif verdict == "stale":

@@ -388,6 +388,174 @@ def base_specifiers(m: LocalMaterial) -> Base:
     )
 
 
+# -- the shapes of real ML repositories (issue 19): each base is locked by real uv, then edited
+
+
+def base_marker_index(m: LocalMaterial) -> Base:
+    """uv's PyTorch-index recipe: an index source scoped by a marker (uv records one more,
+    source-less requirement for the environments no marker covers), in the dependencies and
+    in an extra whose source is also limited to that extra."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "markeridx"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha>=1.0"]
+
+            [project.optional-dependencies]
+            gpu = ["gamma>=1.0; platform_machine == 'x86_64'"]
+
+            [tool.uv.sources]
+            alpha = [{ index = "second", marker = "sys_platform == 'linux'" }]
+            gamma = [{ index = "second", marker = "sys_platform == 'linux' or sys_platform == 'win32'", extra = "gpu" }]
+            """
+        )
+        + m.index_toml()
+        + m.second_index_toml(),
+    )
+
+
+def base_override_duplicates(m: LocalMaterial) -> Base:
+    """The same override twice and one package overridden per Python range (uv records each
+    requirement once: it compares them as sets)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "overdup"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha", "gamma"]
+
+            [tool.uv]
+            override-dependencies = [
+                "alpha<2",
+                "gamma<1.5; python_version < '3.13'",
+                "alpha<2",
+                "gamma>=1.0; python_version >= '3.13'",
+                "gamma<1.5; python_version < '3.13'",
+            ]
+            """
+        )
+        + m.index_toml()
+    )
+
+
+_SELF_EXTRAS = """
+[project.optional-dependencies]
+fast = ["epsilon>=1.0"]
+cli = ["delta>=0.9", "NAME[fast]"]
+all = ["NAME[cli]; sys_platform == 'linux'", "foo-bar"]
+"""
+
+
+def base_self_extra(m: LocalMaterial) -> Base:
+    """Extras that include the project's own extras, chained (all -> cli -> fast)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "selfx"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha"]
+            """
+        )
+        + _dedent(_SELF_EXTRAS).replace("NAME", "selfx")
+        + m.index_toml()
+    )
+
+
+def base_self_extra_dynamic(m: LocalMaterial) -> Base:
+    """The same with a dynamic version: uv also accepts the extras recorded expanded (as a
+    build backend reports them) for a package the lock records without a version."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "selfdyn"
+            dynamic = ["version"]
+            requires-python = ">=3.10"
+            dependencies = ["alpha"]
+
+            [tool.fakebackend]
+            version = "0.1.0"
+            """
+        )
+        + _dedent(_SELF_EXTRAS).replace("NAME", "selfdyn")
+        + FAKE_BACKEND_TOML
+        + m.index_toml(),
+        files=fake_backend_files(),
+    )
+
+
+def base_exclude_relative(m: LocalMaterial) -> Base:
+    """A relative exclude-newer (uv >= 0.9.17 records `exclude-newer-span`)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "relx"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha"]
+
+            [tool.uv]
+            exclude-newer = "7 days"
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_environments_python(m: LocalMaterial) -> Base:
+    """`environments` with a python_version clause requires-python implies (uv records them
+    simplified against requires-python: `supported-markers` without that clause)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "envpy"
+            version = "0.1.0"
+            requires-python = ">=3.11.0, <3.12"
+            dependencies = ["alpha"]
+
+            [tool.uv]
+            environments = [
+                "python_version == '3.11' and sys_platform == 'linux' and platform_machine == 'x86_64'",
+                "python_version == '3.11' and sys_platform == 'darwin'",
+            ]
+            """
+        )
+        + m.index_toml()
+    )
+
+
+def base_virtual_workspace(m: LocalMaterial) -> Base:
+    """A workspace root without [project] (dependency groups only) and two members."""
+    return Base(
+        _dedent(
+            """
+            [tool.uv.workspace]
+            members = ["packages/*"]
+
+            [dependency-groups]
+            dev = ["epsilon"]
+
+            [tool.uv]
+            override-dependencies = ["alpha<2"]
+            """
+        )
+        + m.index_toml(),
+        files={
+            "packages/kappa/pyproject.toml": static_pyproject("kappa", "0.2.0", ["alpha"]),
+            "packages/lambda/pyproject.toml": static_pyproject("lambda-pkg", "0.1.0", ["epsilon"]),
+        },
+    )
+
+
 BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "registry": base_registry,
     "git": base_git,
@@ -401,6 +569,13 @@ BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "nested": base_nested,
     "ws-index": base_ws_index,
     "specifiers": base_specifiers,
+    "marker-index": base_marker_index,
+    "override-dup": base_override_duplicates,
+    "self-extra": base_self_extra,
+    "self-extra-dyn": base_self_extra_dynamic,
+    "exclude-relative": base_exclude_relative,
+    "env-python": base_environments_python,
+    "virtual-ws": base_virtual_workspace,
 }
 
 # --------------------------------------------------------------------------- mutations
@@ -1348,6 +1523,109 @@ CASES: list[Case] = [
         why="uv 0.13.9 locks a dynamic version without one and re-resolves a lock that has one",
         target="uv.lock",
     ),
+    # -------- issue 19: the shapes of real ML repositories
+    case("ml/marker-index/unchanged", "marker-index", fresh=True, why="the source-less rest (`sys_platform != 'linux'`) is recorded"),
+    case(
+        "ml/marker-index/marker-changed",
+        "marker-index",
+        sub("alpha = [{ index = \"second\", marker = \"sys_platform == 'linux'\" }]", "alpha = [{ index = \"second\", marker = \"sys_platform == 'darwin'\" }]"),
+        fresh=False,
+    ),
+    case("ml/marker-index/specifier-changed", "marker-index", sub('dependencies = ["alpha>=1.0"]', 'dependencies = ["alpha>=1.1"]'), fresh=False),
+    case(
+        "ml/marker-index/rest-covered",
+        "marker-index",
+        sub("marker = \"sys_platform == 'linux'\" }]", "marker = \"sys_platform == 'linux'\" }, { index = \"local\", marker = \"sys_platform != 'linux'\" }]"),
+        fresh=False,
+        why="the rest now has a source of its own: a different requirement",
+    ),
+    case(
+        "ml/marker-index/source-unscoped",
+        "marker-index",
+        sub("alpha = [{ index = \"second\", marker = \"sys_platform == 'linux'\" }]", 'alpha = [{ index = "second" }]'),
+        fresh=False,
+    ),
+    case("ml/override-dup/unchanged", "override-dup", fresh=True),
+    case("ml/override-dup/one-duplicate-dropped", "override-dup", sub('    "alpha<2",\n    "gamma<1.5', '    "gamma<1.5'), fresh=True, why="a set: the same requirement once"),
+    case(
+        "ml/override-dup/one-duplicate-changed",
+        "override-dup",
+        sub('    "alpha<2",\n    "gamma>=1.0', '    "alpha<1.5",\n    "gamma>=1.0'),
+        fresh=False,
+    ),
+    case("ml/self-extra/unchanged", "self-extra", fresh=True),
+    case("ml/self-extra/chained-extra-changed", "self-extra", sub('fast = ["epsilon>=1.0"]', 'fast = ["epsilon>=1.1"]'), fresh=False),
+    case("ml/self-extra/self-marker-changed", "self-extra", sub("selfx[cli]; sys_platform == 'linux'", "selfx[cli]; sys_platform == 'darwin'"), fresh=False),
+    case(
+        "ml/self-extra/lock-expanded",
+        "self-extra",
+        sub('{ name = "selfx", extras = ["fast"], marker = "extra == \'cli\'" }', '{ name = "epsilon", marker = "extra == \'cli\'", specifier = ">=1.0" }'),
+        fresh=False,
+        why="a static version: uv compares the extras as written",
+        target="uv.lock",
+    ),
+    case("ml/self-extra-dyn/unchanged", "self-extra-dyn", fresh=True),
+    case(
+        "ml/self-extra-dyn/lock-expanded",
+        "self-extra-dyn",
+        sub(
+            '{ name = "selfdyn", extras = ["fast"], marker = "extra == \'cli\'" }',
+            '{ name = "epsilon", marker = "extra == \'cli\'", specifier = ">=1.0" },\n'
+            '    { name = "epsilon", marker = "sys_platform == \'linux\' and extra == \'all\'", specifier = ">=1.0" },\n'
+            '    { name = "delta", marker = "sys_platform == \'linux\' and extra == \'all\'", specifier = ">=0.9" }',
+        ),
+        sub('    { name = "selfdyn", extras = ["cli"], marker = "sys_platform == \'linux\' and extra == \'all\'" },\n', ""),
+        fresh=True,
+        why="a dynamic version: uv accepts the flattened form (FlatRequiresDist) too",
+        target="uv.lock",
+    ),
+    case("ml/exclude-relative/unchanged", "exclude-relative", fresh=True),
+    case("ml/exclude-relative/iso-spelling", "exclude-relative", sub('"7 days"', '"P7D"'), fresh=True, why="the same span, field by field"),
+    case("ml/exclude-relative/weeks", "exclude-relative", sub('"7 days"', '"1 week"'), fresh=False, why="P1W is not P7D field by field"),
+    case("ml/exclude-relative/hours", "exclude-relative", sub('"7 days"', '"168 hours"'), fresh=False),
+    case("ml/exclude-relative/absolute", "exclude-relative", sub('"7 days"', '"2030-01-01T00:00:00Z"'), fresh=False, why="removal of the span"),
+    case("ml/exclude-relative/removed", "exclude-relative", sub('exclude-newer = "7 days"\n', ""), fresh=False),
+    case(
+        "ml/exclude-relative/lock-without-span",
+        "exclude-relative",
+        sub('exclude-newer-span = "P7D"\n', ""),
+        fresh=False,
+        why="a lock made with an absolute cutoff (or by uv < 0.9.17): addition of the span",
+        target="uv.lock",
+    ),
+    case(
+        "ml/exclude-relative/added-to-plain",
+        "registry",
+        after("[tool.uv]", 'exclude-newer = "3 days"'),
+        fresh=False,
+        why="addition of global exclude newer",
+    ),
+    case("ml/env-python/unchanged", "env-python", fresh=True, why="supported-markers are written without the python clause"),
+    case(
+        "ml/env-python/clause-dropped",
+        "env-python",
+        sub("\"python_version == '3.11' and sys_platform == 'darwin'\"", "\"sys_platform == 'darwin'\""),
+        fresh=True,
+        why="the same environment inside requires-python",
+    ),
+    case(
+        "ml/env-python/platform-changed",
+        "env-python",
+        sub("\"python_version == '3.11' and sys_platform == 'darwin'\"", "\"python_version == '3.11' and sys_platform == 'win32'\""),
+        fresh=False,
+    ),
+    case("ml/virtual-ws/unchanged", "virtual-ws", fresh=True),
+    case(
+        "ml/virtual-ws/member-version-bump",
+        "virtual-ws",
+        sub('version = "0.2.0"', 'version = "0.3.0"'),
+        fresh=False,
+        target="packages/kappa/pyproject.toml",
+    ),
+    case("ml/virtual-ws/member-list-changed", "virtual-ws", sub('members = ["packages/*"]', 'members = ["packages/kappa"]'), fresh=False),
+    case("ml/virtual-ws/exclude-newer-added", "virtual-ws", after("[tool.uv]", 'exclude-newer = "3 days"'), fresh=False),
+    case("ml/virtual-ws/override-changed", "virtual-ws", sub('override-dependencies = ["alpha<2"]', 'override-dependencies = ["alpha<1.5"]'), fresh=False),
+    case("ml/virtual-ws/group-changed", "virtual-ws", sub('dev = ["epsilon"]', 'dev = ["epsilon>=1.1"]'), fresh=False),
     # -------- url sources (127.0.0.1 server)
     case("url/unchanged", "url", fresh=True),
     case(

@@ -14,7 +14,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from depsync.errors import DepsyncError
-from depsync.core.model.markers import conjoin, is_never, parse_marker
+from depsync.core.model.markers import conjoin, is_never, negate, parse_marker
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.requirements import (
     REGISTRY,
@@ -33,6 +33,10 @@ class ExpectedInputs:
     """The inputs uv would record for this pyproject.toml."""
 
     requires_dist: tuple[Req, ...]
+    # requires_dist with the project's own extras expanded (`proj[utils]` inside extra `all`), None
+    # when nothing refers to the project itself: what a build backend reports, and the form uv
+    # also accepts for a package whose version is dynamic (uv's FlatRequiresDist)
+    flat_requires_dist: tuple[Req, ...] | None
     provides_extras: frozenset[str]
     requires_dev: dict[str, tuple[Req, ...]]
     overrides: tuple[Req, ...]
@@ -89,19 +93,24 @@ def _lower_source(table: dict[str, Any], indexes: dict[str, str], where: str, di
     raise DepsyncError(f"source table {table!r} has no git, path, url, index or workspace key", where)
 
 
-def lower(text: str, origin: str, project: Pyproject, context: Context = Context()) -> list[Req]:
+def lower(text: str, origin: str, project: Pyproject, context: Context = Context(), *, scope: str | None = None) -> list[Req]:
     """One requirement string as the Req(s) uv records.
 
     origin is "dependencies", "extra:NAME", "group:NAME" or a [tool.uv] list name;
     sources restricted with `extra =`/`group =` apply only there, and a list of
-    sources with markers gives one Req per entry.
+    sources with markers gives one Req per entry, plus one source-less Req for the
+    environments no source marker covers (uv fills that space with the plain requirement).
+    scope replaces the `extra == NAME` clause of an extra's requirement (flattening a
+    self-referencing extra, see flatten_self_extras).
     """
     where = project.path
     requirement = parse_requirement(text, where)
     name = canonicalize_name(requirement.name)
     extras = frozenset(canonicalize_name(e) for e in requirement.extras)
     marker = conjoin(requirement.marker)
-    if origin.startswith("extra:"):
+    if scope is not None:
+        marker = conjoin(marker, scope)
+    elif origin.startswith("extra:"):
         marker = conjoin(marker, f"extra == '{origin[6:]}'")
     spec = specifier_key(str(requirement.specifier))
     if requirement.url:
@@ -119,15 +128,27 @@ def lower(text: str, origin: str, project: Pyproject, context: Context = Context
     if not applicable:
         return [Req(name, extras, spec, marker, REGISTRY, text, origin)]
     out = []
+    uncovered: list[str] | None = []  # the negated source markers; None: the sources cover everything
     for table in applicable:
         source = _lower_source(table, indexes, where, context.directory)
         # uv drops the version specifier for git, path and url sources, keeps it for an index
         keep_spec = spec if source.kind in ("index",) else frozenset()
         source_marker = parse_marker(table.get("marker"))  # validates it
+        if source_marker is None:
+            uncovered = None
+        elif uncovered is not None:
+            negated = negate(source_marker)
+            uncovered = None if negated is None else [*uncovered, negated]
         combined = conjoin(marker, source_marker)
         if source_marker is not None and combined is not None and is_never(combined):
             continue  # uv drops a source entry the requirement's own marker rules out
         out.append(Req(name, extras, keep_spec, combined, source, text, origin))
+    if uncovered:
+        # uv: "fill the remaining space with the negation of the sources": the requirement as
+        # written (specifier kept, default index) where no source marker holds, if anywhere
+        remaining = conjoin(marker, *uncovered)
+        if remaining is not None and not is_never(remaining):
+            out.append(Req(name, extras, spec, remaining, REGISTRY, text, origin))
     return out
 
 
@@ -139,6 +160,36 @@ def _unique(reqs: list[Req]) -> tuple[Req, ...]:
         if not any(req.matches(kept) and kept.source == req.source for kept in out):
             out.append(req)
     return tuple(out)
+
+
+# bound on the (extra, scope) pairs one flattening expands: chains of self-references are a
+# handful deep in real projects; a hostile cycle with growing markers stops here
+_MAX_FLATTENED = 512
+
+
+def flatten_self_extras(project: Pyproject, context: Context, requires_dist: list[Req]) -> tuple[Req, ...] | None:
+    """requires_dist with each `proj[x]` (the project's own extra x) replaced by x's requirements
+    under the referring requirement's marker, transitively; self-references without a version
+    specifier dropped (uv's FlatRequiresDist). None when there is no self-reference."""
+    name = project.name
+    if not name or all(r.name != name for r in requires_dist):
+        return None
+    flat = list(requires_dist)
+    queue = [(extra, req.marker) for req in requires_dist if req.name == name for extra in sorted(req.extras)]
+    seen: set[tuple[str, str | None]] = set()
+    extras = project.optional_dependencies
+    while queue and len(seen) < _MAX_FLATTENED:
+        extra, scope = queue.pop(0)
+        if (extra, scope) in seen:
+            continue
+        seen.add((extra, scope))
+        for text in extras.get(extra, ()):
+            for req in lower(text, f"extra:{extra}", project, context, scope=scope or "python_full_version >= '0'"):
+                if req.name == name:
+                    queue += [(e, req.marker) for e in sorted(req.extras)]
+                else:
+                    flat.append(req)
+    return _unique([r for r in flat if r.name != name or r.specifier or r.source != REGISTRY])
 
 
 def expected_inputs(project: Pyproject, context: Context = Context()) -> ExpectedInputs:
@@ -159,6 +210,7 @@ def expected_inputs(project: Pyproject, context: Context = Context()) -> Expecte
 
     return ExpectedInputs(
         requires_dist=_unique(requires_dist),
+        flat_requires_dist=flatten_self_extras(project, context, requires_dist),
         provides_extras=frozenset(project.optional_dependencies),
         requires_dev=requires_dev,
         overrides=lowered("override-dependencies"),

@@ -361,6 +361,53 @@ def conjoin(*markers: str | Marker | None) -> str | None:
     return " and ".join(f"({p})" if " or " in p else p for p in parts)
 
 
+_NEGATED_OPS = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "in": "not in", "not in": "in"}
+
+
+def _quote(value: str) -> str:
+    return f'"{value}"' if "'" in value else f"'{value}'"
+
+
+def _negate_atom(atom: tuple) -> str | None:
+    left, op, right = atom
+    operator = op.value
+    lhs = left.value if type(left).__name__ == "Variable" else _quote(left.value)
+    rhs = right.value if type(right).__name__ == "Variable" else _quote(right.value)
+    if operator == "~=" and type(right).__name__ == "Value":
+        # `~= X.Y.Z` is `>= X.Y.Z and == X.Y.*`: its negation is `< X.Y.Z or != X.Y.*`
+        release = right.value.split(".")
+        if len(release) < 2:
+            return None
+        prefix = ".".join(release[:-1]) + ".*"
+        return f"({lhs} < {rhs} or {lhs} != {_quote(prefix)})"
+    negated = _NEGATED_OPS.get(operator)
+    return None if negated is None else f"{lhs} {negated} {rhs}"
+
+
+def _negate_tree(markers: list) -> str | None:
+    """De Morgan over packaging's parsed marker list: atoms negated, `and`/`or` swapped."""
+    parts: list[str] = []
+    for item in markers:
+        if isinstance(item, str):
+            parts.append("or" if item == "and" else "and")
+            continue
+        negated = _negate_tree(item) if isinstance(item, list) else _negate_atom(item)
+        if negated is None:
+            return None
+        parts.append(f"({negated})")
+    return " ".join(parts)
+
+
+def negate(text: str | Marker | None) -> str | None:
+    """`not marker` as PEP 508 text (which has no `not`), None when a term cannot be negated
+    (`===`): the caller then keeps what it has. An absent marker (always) negates to never."""
+    if text is None or not str(text).strip():
+        return "python_full_version < '0'"
+    marker = text if isinstance(text, Marker) else Marker(str(text))
+    negated = _negate_tree(marker._markers)  # packaging's parse tree (stable since packaging 22)
+    return None if negated is None else str(Marker(negated))
+
+
 __all__ = [
     "InvalidMarker",
     "MarkerBudget",
@@ -368,6 +415,7 @@ __all__ = [
     "is_never",
     "marker_budget",
     "markers_equivalent",
+    "negate",
     "parse_marker",
     "specifiers_equivalent",
     "text_fallbacks",

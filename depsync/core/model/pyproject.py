@@ -132,6 +132,9 @@ class Pyproject:
         for key in ("extra-index-url", "find-links"):
             if key in uv:
                 _string_list([uv[key]] if isinstance(uv[key], str) else uv[key], f"tool.uv.{key}", where)
+        if "exclude-newer-package" in uv:
+            for name, value in _expect(uv["exclude-newer-package"], dict, "[tool.uv.exclude-newer-package]", where).items():
+                _expect(value, (str, bool), f"tool.uv.exclude-newer-package.{name}", where)
         if "package" in uv:
             _expect(uv["package"], bool, "tool.uv.package", where)
         if "default-groups" in uv and not isinstance(uv["default-groups"], str):

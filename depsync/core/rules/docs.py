@@ -64,6 +64,15 @@ DOCS: dict[str, RuleDoc] = {
         example="# pyproject.toml: dependencies = [\"alpha>=2\"]\n# uv.lock, [package.metadata]: requires-dist = [{ name = \"alpha\", specifier = \">=1\" }]",
         fix="Run `depsync lock` (uv lock inside the CI image, with the uv version the Dockerfile pins) and commit uv.lock. Never edit uv.lock by hand.",
     ),
+    "static-model-disagrees": RuleDoc(
+        why="`check` confirms a static `lock-stale` verdict with a real uv before reporting it as an error (a false red check in PR CI "
+        "costs more than a late one). When `uv lock --check --offline` accepts the lock, uv's word wins: the finding shows both answers "
+        "and the check passes. It means depsync's model of uv missed a shape of pyproject.toml uv handles; a report helps fix that.",
+        example="# depsync: \"the lock records `torch>=2.7; sys_platform != 'linux'`, which pyproject no longer asks for\"\n"
+        "# uv 0.13.9: `uv lock --check --offline` exits 0",
+        fix="Nothing to change in the lock. Report the disagreement with the pyproject.toml and uv.lock (and the uv version) so depsync's "
+        "model can follow uv; `depsync check --static` shows the static verdict alone.",
+    ),
     "metadata-rev-mismatch": RuleDoc(
         why="`[[tool.uv.dependency-metadata]]` gives uv static metadata for packages it cannot build while resolving. When the version's "
         "local segment is the short sha of the git pin (`2.14.0+f031cf87`) and the pin moves without it, uv installs the new code under "

@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name, canonicalize_version
 
 from depsync.errors import DepsyncError
 from depsync.core.findings import Finding
+from depsync.core.model import exclude_newer
 from depsync.core.model.lock import Lock
 from depsync.core.model.lowering import Context, ExpectedInputs, expected_inputs, index_urls
 from depsync.core.model.markers import (
@@ -49,28 +50,25 @@ EXTRAS_REVISION = 1
 
 
 def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python: str = "") -> tuple[list[Req], list[Req]]:
-    """(expected but not recorded, recorded but not expected), matching one to one.
+    """(expected but not recorded, recorded but not expected), as sets: uv compares
+    requirement lists as sets of normalized requirements, so a requirement written twice
+    (an override repeated) is recorded once and matches once or twice alike.
 
-    Each expected Req takes the first recorded one it matches, in the lock's order. Only
-    Reqs of the same name can match, so each looks among its own name only: a pyproject
-    of thousands of distinct names is linear, not quadratic.
+    Only Reqs of the same name can match, so each looks among its own name only: a
+    pyproject of thousands of distinct names is linear, not quadratic.
     """
-    recorded = list(recorded)
-    by_name: dict[str, list[int]] = {}
+    expected, recorded = list(expected), list(recorded)
+    recorded_by_name: dict[str, list[int]] = {}
     for index, req in enumerate(recorded):
-        by_name.setdefault(req.name, []).append(index)
-    taken: set[int] = set()
+        recorded_by_name.setdefault(req.name, []).append(index)
+    matched: set[int] = set()
     missing = []
     for req in expected:
-        candidates = by_name.get(req.name, [])
-        for position, index in enumerate(candidates):
-            if req.matches(recorded[index], requires_python):
-                del candidates[position]
-                taken.add(index)
-                break
-        else:
+        hits = [i for i in recorded_by_name.get(req.name, ()) if req.matches(recorded[i], requires_python)]
+        matched.update(hits)
+        if not hits:
             missing.append(req)
-    return missing, [r for index, r in enumerate(recorded) if index not in taken]
+    return missing, [r for index, r in enumerate(recorded) if index not in matched]
 
 
 class _Stale:
@@ -81,14 +79,14 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False) -> None:
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX) -> None:
         """markers: the finding rests on marker comparisons, which may have fallen back to text."""
         note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
         if pyproject_line:
             where, line = self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", _FIX))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix))
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
         missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
@@ -156,25 +154,34 @@ def _markers_list(values: Any) -> list[Any]:
     return [parse_marker(v) for v in values or []]
 
 
-def _same_markers(a: list[Any], b: list[Any]) -> bool:
-    """Same markers in the same order (uv keeps environments in the order written)."""
-    return len(a) == len(b) and all(markers_equivalent(x, y) for x, y in zip(a, b))
+def _same_markers(a: list[Any], b: list[Any], requires_python: str = "") -> bool:
+    """Same markers in the same order (uv keeps environments in the order written), compared
+    inside requires-python: uv records `environments` simplified against it (a
+    `python_version == '3.13'` clause that requires-python implies is not written)."""
+    return len(a) == len(b) and all(markers_equivalent(x, y, requires_python) for x, y in zip(a, b))
 
 
-def _timestamp(value: Any) -> Any:
-    """exclude-newer as uv records it: a date means midnight UTC."""
-    from datetime import datetime, timezone
-
-    if not isinstance(value, str):
-        return value
-    text = value.strip().replace("Z", "+00:00")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+def _compare_exclude_newer(stale: _Stale, pyproject: Pyproject, lock: Lock) -> None:
+    """[tool.uv] exclude-newer and exclude-newer-package against the lock's [options]."""
+    options, lines = lock.options, pyproject.lines
+    reason = exclude_newer.change(
+        exclude_newer.parse_cutoff(pyproject.uv.get("exclude-newer")),
+        exclude_newer.recorded_cutoff(options.get("exclude-newer"), options.get("exclude-newer-span")),
+    )
+    if reason:
+        stale.add(f"[tool.uv] exclude-newer {reason}", pyproject_line=lines.key("tool.uv", "exclude-newer") or lines.table("tool.uv"))
+    wanted = {canonicalize_name(k): v for k, v in (pyproject.uv.get("exclude-newer-package") or {}).items()}
+    recorded = {canonicalize_name(k): v for k, v in (options.get("exclude-newer-package") or {}).items()}
+    locked_names = lock.names()
+    for name in sorted(set(wanted) | set(recorded)):
+        if name not in recorded and name not in locked_names:
+            continue  # uv keeps per-package cutoffs of packages in the lock only (until it relocks)
+        reason = exclude_newer.change(exclude_newer.parse_cutoff(wanted.get(name)), exclude_newer.recorded_cutoff(recorded.get(name)))
+        if reason:
+            stale.add(
+                f"[tool.uv] exclude-newer-package for {name} {reason}",
+                pyproject_line=lines.key("tool.uv", "exclude-newer-package") or lines.table("tool.uv.exclude-newer-package") or lines.table("tool.uv"),
+            )
 
 
 def _registries(projects: Iterable[Pyproject]) -> set[str] | None:
@@ -212,10 +219,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
     if lock is None or lock.version != 1:
         return
-    if not pyproject.name:
-        if "workspace" in pyproject.uv:  # a workspace root without [project]
-            yield from _check_projectless_root(pyproject, lock)
-        return
+    if not pyproject.name and "workspace" not in pyproject.uv:
+        return  # neither a project nor a workspace root: nothing uv would lock
     try:
         # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
         # findings are collected inside it, so the budget never outlives a paused generator
@@ -235,9 +240,19 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
     if members is not None and recorded_members is not None:
         recorded = frozenset(canonicalize_name(m) for m in recorded_members)
         if recorded != members:
+            # a recorded member whose directory holds no pyproject.toml: usually a git submodule
+            # that is not checked out (uv then drops the member and re-resolves, too)
+            missing = sorted(
+                p.source.value for p in lock.packages
+                if p.name in recorded - members and p.source.kind in ("editable", "directory", "virtual") and p.source.value not in inputs.local_projects
+            )
+            hint = f"; member directory missing: {', '.join(missing)} (`git submodule update --init`?)" if missing else ""
             stale.add(
-                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}",
+                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}{hint}",
                 pyproject_line=root.lines.table("tool.uv.workspace"),
+                fix="check out the missing member directories (`git submodule update --init`) and check again; relock only if the members really changed"
+                if missing
+                else _FIX,
             )
     member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
     root_indexes = index_urls(root)
@@ -275,7 +290,12 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
         return expected  # built at lock time: nothing static to compare
     metadata = package.raw.get("metadata", {})
     what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
-    stale.reqs(what, expected.requires_dist, lock.reqs(metadata.get("requires-dist", []), "requires-dist"), package.line)
+    recorded_dist = lock.reqs(metadata.get("requires-dist", []), "requires-dist")
+    flat = expected.flat_requires_dist
+    # a package with a dynamic version (no version in the lock) may also record its own extras
+    # expanded, as its build backend reports them; uv accepts either form for it
+    if not (package.version is None and flat is not None and diff_reqs(flat, recorded_dist, stale.requires_python) == ([], [])):
+        stale.reqs(what, expected.requires_dist, recorded_dist, package.line)
     recorded_extras = {canonicalize_name(e) for e in metadata.get("provides-extras", [])}
     if lock.revision >= EXTRAS_REVISION and recorded_extras != set(expected.provides_extras):
         added = sorted(set(expected.provides_extras) - recorded_extras)
@@ -287,29 +307,23 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     return expected
 
 
-def _check_projectless_root(pyproject: Pyproject, lock: Lock) -> Iterator[Finding]:
+def _check_projectless_root(stale: _Stale, pyproject: Pyproject, lock: Lock) -> None:
     """A workspace root without [project]: uv 0.13 records its dependency groups (legacy
     dev-dependencies as `dev`) under [manifest.dependency-groups], and re-resolves a lock that
     records them the older way, as [manifest] requirements (measured with uv 0.13.9)."""
-    stale = _Stale(pyproject, lock)
     manifest_line = lock.line_of_table("manifest")
-    try:
-        with marker_budget():
-            if lock.manifest.get("requirements"):
-                stale.add("the lock records the root's requirements as [manifest] requirements; uv now records them as dependency groups", lock_line=manifest_line)
-            recorded = {canonicalize_name(g): v for g, v in (lock.manifest.get("dependency-groups") or {}).items()}
-            wanted = dict(expected_inputs(pyproject, Context()).requires_dev)
-            for group in sorted(set(wanted) | set(recorded)):
-                if group not in wanted:
-                    stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=manifest_line)
-                elif group not in recorded:
-                    if wanted[group] or lock.revision >= EXTRAS_REVISION:
-                        stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
-                else:
-                    stale.reqs(f"group {group}", wanted[group], lock.reqs(recorded[group], f"manifest.dependency-groups.{group}"), manifest_line)
-    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
-        raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
-    yield from stale.findings
+    if lock.manifest.get("requirements"):
+        stale.add("the lock records the root's requirements as [manifest] requirements; uv now records them as dependency groups", lock_line=manifest_line)
+    recorded = {canonicalize_name(g): v for g, v in (lock.manifest.get("dependency-groups") or {}).items()}
+    wanted = dict(expected_inputs(pyproject, Context()).requires_dev)
+    for group in sorted(set(wanted) | set(recorded)):
+        if group not in wanted:
+            stale.add(f"the lock records dependency group {group!r}, which pyproject no longer defines", lock_line=manifest_line)
+        elif group not in recorded:
+            if wanted[group] or lock.revision >= EXTRAS_REVISION:
+                stale.add(f"dependency group {group!r} is not in the lock", pyproject_line=pyproject.line_of_group(group))
+        else:
+            stale.reqs(f"group {group}", wanted[group], lock.reqs(recorded[group], f"manifest.dependency-groups.{group}"), manifest_line)
 
 
 def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: ExpectedInputs) -> None:
@@ -332,7 +346,23 @@ def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: E
 
 
 def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterator[Finding]:
+    """The root project (or a workspace root without [project]) and the workspace-wide inputs."""
     stale = _Stale(pyproject, lock)
+    if pyproject.name:
+        expected = _check_root_project(stale, pyproject, lock)
+        if expected is None:
+            yield from stale.findings
+            return
+    else:
+        _check_projectless_root(stale, pyproject, lock)
+        expected = expected_inputs(pyproject, Context())
+    _check_workspace_inputs(stale, pyproject, lock, members, expected)
+    yield from stale.findings
+
+
+def _check_root_project(stale: _Stale, pyproject: Pyproject, lock: Lock) -> ExpectedInputs | None:
+    """requires-python, the root package's kind, default groups and metadata; None when the
+    lock has no entry for the project."""
     lines = pyproject.lines
 
     wanted_python = pyproject.project.get("requires-python")
@@ -346,8 +376,7 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
     root = lock.root(pyproject.name)
     if root is None:
         stale.add(f"the lock has no entry for the project {pyproject.name!r} itself", pyproject_line=lines.key("project", "name"))
-        yield from stale.findings
-        return
+        return None
     packaged = pyproject.uv.get("package", "build-system" in pyproject.data)
     if root.source.kind != ("editable" if packaged else "virtual"):
         wanted = "a package (editable)" if packaged else "virtual (not built)"
@@ -362,8 +391,13 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
         if _group_set(wanted_groups) != _group_set(recorded_groups):
             stale.add(f"default-groups are {wanted_groups!r} but the lock records {recorded_groups!r}", pyproject_line=lines.key("tool.uv", "default-groups"))
 
-    expected = _compare_metadata(stale, pyproject, root, Context())
+    return _compare_metadata(stale, pyproject, root, Context())
 
+
+def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, lock: Lock, members: list[Pyproject], expected: ExpectedInputs) -> None:
+    """[manifest] lists, dependency-metadata, conflicts, environments and [options]: the
+    workspace root's [tool.uv] settings, with or without a [project] table."""
+    lines = pyproject.lines
     manifest = lock.manifest
     manifest_line = lock.line_of_table("manifest")
     for what, key, wanted in (
@@ -394,7 +428,7 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
         stale.add("[tool.uv] conflicts differ from the lock's", pyproject_line=lines.key("tool.uv", "conflicts") or lines.table("tool.uv"))
 
     for key, lock_key in (("environments", "supported-markers"), ("required-environments", "required-markers")):
-        if not _same_markers(_markers_list(pyproject.uv.get(key)), _markers_list(lock.data.get(lock_key))):
+        if not _same_markers(_markers_list(pyproject.uv.get(key)), _markers_list(lock.data.get(lock_key)), stale.requires_python):
             stale.add(
                 f"[tool.uv] {key} differ from the lock's {lock_key}",
                 pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"),
@@ -409,13 +443,7 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
     ):
         if pyproject.uv.get(key, default) != options.get(lock_key, default):
             stale.add(f"[tool.uv] {key} is {pyproject.uv.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}", pyproject_line=lines.key("tool.uv", key))
-    wanted_cutoff, locked_cutoff = _timestamp(pyproject.uv.get("exclude-newer")), _timestamp(options.get("exclude-newer"))
-    # uv keeps a lock whose cutoff moved later (nothing locked can be too new); earlier, added or removed: stale
-    if (wanted_cutoff is None) != (locked_cutoff is None) or (wanted_cutoff is not None and wanted_cutoff < locked_cutoff):
-        stale.add(
-            f"[tool.uv] exclude-newer is {pyproject.uv.get('exclude-newer')!r} but the lock was made with {options.get('exclude-newer')!r}",
-            pyproject_line=lines.key("tool.uv", "exclude-newer"),
-        )
+    _compare_exclude_newer(stale, pyproject, lock)
 
     registries = _registries([pyproject, *members])
     if registries is not None:
@@ -423,4 +451,35 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
         for url in unknown:
             stale.add(f"packages come from index {url}, which pyproject does not configure", lock_line=lock.line_of_key("version"))
 
-    yield from stale.findings
+
+REPORT_URL = "https://github.com/depsync/depsync/issues"  # where a disagreement with uv is reported
+_SHOWN = 400  # characters of the static finding quoted in static-model-disagrees
+
+
+def with_uv_word(findings: list[Finding], verdict: str, version: str, reason: str) -> list[Finding]:
+    """The findings once uv was asked about a static `lock-stale` verdict (uv's word wins).
+
+    verdict "fresh": the lock-stale errors give way to one `static-model-disagrees` warning
+    with both answers; "stale": each lock-stale says uv agrees; "none" (no usable uv, or uv
+    gave no verdict): each says it is depsync's static verdict, and why uv did not answer.
+    """
+    stale = [f for f in findings if f.rule == "lock-stale"]
+    if not stale:
+        return findings
+    rest = [f for f in findings if f.rule != "lock-stale"]
+    if verdict == "fresh":
+        first = stale[0]
+        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
+        said = first.message.removeprefix("uv.lock is stale: ")
+        said = said if len(said) <= _SHOWN else said[: _SHOWN - 3] + "..."
+        message = (
+            f"depsync's static model says uv.lock is stale ({said}{more}), "
+            f"but uv {version} `uv lock --check --offline` accepts it: uv's word wins, the lock is fine"
+        )
+        fix = f"nothing to change in the lock; please report the disagreement ({REPORT_URL}) with pyproject.toml and uv.lock"
+        return [*rest, RULES["static-model-disagrees"].finding(first.file, first.line, message, fix)]
+    if verdict == "stale":
+        note = f" (uv {version} agrees: {reason})" if reason else f" (uv {version} agrees)"
+    else:
+        note = f" (depsync's static verdict: {reason})"
+    return [*rest, *(f.with_message(f.message + note) for f in stale)]

@@ -1,0 +1,102 @@
+"""Shell: ask a real uv whether the lock is fresh (`uv lock --check --offline`), on a copy.
+
+Used before a static `lock-stale` error is reported (commands/check.py) and by `--deep`.
+The copy holds only what uv reads to validate a lock without building anything: every
+pyproject.toml, uv.lock, uv.toml and .python-version under the project (virtual
+environments, git metadata and caches skipped, symlinks not followed). uv runs with
+`--no-build`, so no build backend from the repository ever runs: a project whose metadata
+only a build can tell gets no verdict from uv here, and keeps depsync's static one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from depsync.shell import process
+from depsync.errors import DepsyncError
+from depsync.core.redact import redact
+
+# what uv reads to validate a lock offline without a build
+_COPIED = frozenset({"pyproject.toml", "uv.lock", "uv.toml", ".python-version"})
+_SKIPPED_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+_MAX_COPIED = 5000  # files: past this the tree is not one uv project (a checkout of everything)
+# settings of the caller that would make uv check something else, or refuse --check
+_DROPPED_ENV = ("UV_PROJECT", "UV_WORKING_DIRECTORY", "UV_WORKING_DIR", "UV_FROZEN", "UV_LOCKED", "UV_NO_SYNC", "UV_LOCK_TIMEOUT")
+# uv's -v words for "the lock does not match, re-resolving" (uv 0.5 to 0.13)
+_STALE_MARKERS = ("Resolving despite existing lockfile", "Ignoring existing lockfile")
+CONFIRM_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class UvWord:
+    """What uv said: "fresh", "stale" (reason: its own line) or "none" (reason: why no verdict)."""
+
+    verdict: str
+    version: str
+    reason: str = ""
+
+
+def lock_check_env() -> dict[str, str]:
+    """The caller's environment for `uv lock --check`, minus what would redirect or refuse it.
+
+    The cache directory is named (the caller's, else uv's default on Linux), so a `cache-dir`
+    in the repository's own uv.toml or [tool.uv] never decides where uv writes."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    if not env.get("UV_CACHE_DIR"):
+        env["UV_CACHE_DIR"] = os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uv")
+    env.update(NO_COLOR="1", UV_OFFLINE="1", UV_PYTHON_DOWNLOADS="never")
+    return env
+
+
+def run_lock_check(argv: list[str], cwd: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`uv lock --check --offline` (plus extra arguments) in cwd, the caller's settings that
+    would redirect or refuse it removed."""
+    try:
+        return process.run([*argv, "lock", "--check", "--offline", *extra], cwd=cwd, env=lock_check_env(), text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise DepsyncError(f"uv lock --check timed out after {timeout:.0f}s") from None
+
+
+def copy_skeleton(root: Path, dest: Path) -> int:
+    """Copy the files uv validates a lock from (see _COPIED) to dest, same relative paths;
+    how many. Raises DepsyncError past _MAX_COPIED."""
+    copied = 0
+    for directory, dirs, files in os.walk(root):  # os.walk does not follow symlinked directories
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS and not os.path.islink(os.path.join(directory, d))]
+        for name in files:
+            if name not in _COPIED:
+                continue
+            source = os.path.join(directory, name)
+            if os.path.islink(source) or not os.path.isfile(source):
+                continue
+            target = dest / os.path.relpath(source, root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            copied += 1
+            if copied > _MAX_COPIED:
+                raise DepsyncError(f"more than {_MAX_COPIED} pyproject.toml/uv.lock files under {root}")
+    return copied
+
+
+def ask_uv(argv: list[str], version: str, root: Path, timeout: float = CONFIRM_TIMEOUT) -> UvWord:
+    """uv's verdict on the lock of the project at root, from a copy (never the work tree)."""
+    with tempfile.TemporaryDirectory(prefix="depsync-uv-check-") as scratch:
+        copy = Path(scratch) / "project"
+        try:
+            copy_skeleton(root, copy)
+            result = run_lock_check(argv, copy, "--no-build", "-v", timeout=timeout)
+        except (DepsyncError, OSError) as exc:
+            return UvWord("none", version, redact(str(exc))[:300])
+    if result.returncode == 0:
+        return UvWord("fresh", version)
+    lines = [line.removeprefix("DEBUG ").strip() for line in (result.stderr or "").splitlines()]
+    reason = next((line for line in lines if line.startswith(_STALE_MARKERS)), "")
+    if reason:
+        return UvWord("stale", version, redact(reason)[:300])
+    errors = [line for line in lines if line.startswith(("error:", "cause:", "×", "╰─▶"))]
+    return UvWord("none", version, redact(" ".join(errors) or f"exit code {result.returncode}")[:300])

@@ -1,0 +1,141 @@
+"""No false `lock-stale` error without uv's word: `depsync check` confirms a static stale
+verdict with a real uv that runs offline (commands/check.py confirm_stale, uv_confirm.py).
+
+Real projects locked by real uv (tests/uvprojects.py material). The disagreement is real too:
+a marker too large for depsync to compare by meaning falls back to text (model/markers.py),
+uv writes it rewritten (`python_full_version`), so the static model says stale where uv says
+fresh; that is the one shape where depsync knowingly errs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from depsync.core.rules import RULES
+from depsync.core.rules.docs import DOCS
+from uvprojects import FAKE_BACKEND_TOML, LocalMaterial, fake_backend_files, lock_project, write_project
+
+# 3 variables x 6 values: past MAX_MARKER_WORK, so compared as text; uv rewrites python_version
+WIDE_MARKER = " and ".join(
+    "(" + " or ".join(f"{var} == 'v{i}'" for i in range(6)) + ")" for var in ("platform_machine", "os_name", "implementation_name")
+) + " and python_version >= '3.11'"
+
+
+def pyproject(material: LocalMaterial, dependencies: list[str]) -> str:
+    deps = ", ".join(json.dumps(d) for d in dependencies)
+    return f'[project]\nname = "confirm"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = [{deps}]\n' + material.index_toml()
+
+
+def check(project: Path, env: dict[str, str], *args: str, module: str = "depsync") -> tuple[int, list[dict]]:
+    done = subprocess.run([sys.executable, "-m", module, "check", str(project), "--format", "json", *args], capture_output=True, text=True, env=env)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)["findings"]
+
+
+@pytest.fixture
+def env(material: LocalMaterial, tmp_path: Path) -> dict[str, str]:
+    return {**material.env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.fixture
+def disagreeing(material: LocalMaterial, tmp_path: Path) -> Path:
+    project = write_project(tmp_path / "wide", pyproject(material, [f"alpha; {WIDE_MARKER}", "gamma"]))
+    lock_project(project, material.env)
+    return project
+
+
+def test_static_model_disagrees_is_a_registered_documented_warning() -> None:
+    rule = RULES["static-model-disagrees"]
+    assert str(rule.severity) == "warning" and "static-model-disagrees" in DOCS
+
+
+def test_uv_accepting_the_lock_turns_the_static_error_into_one_warning(disagreeing: Path, env: dict[str, str]) -> None:
+    code, findings = check(disagreeing, env, "--static")
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
+    assert "uv not asked (--static)" in findings[0]["message"]
+
+    code, findings = check(disagreeing, env)
+    assert code == 0
+    (finding,) = findings
+    assert finding["rule"] == "static-model-disagrees" and finding["severity"] == "warning"
+    # both answers: what depsync's model said, and which uv accepted the lock
+    assert "depsync's static model says uv.lock is stale (dependencies:" in finding["message"]
+    assert "but uv 0.13.9 `uv lock --check --offline` accepts it" in finding["message"]
+    assert "report" in finding["fix"]
+
+
+def test_uv_agreeing_says_so(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:
+    project = write_project(tmp_path / "stale", pyproject(material, ["alpha>=1.0"]))
+    lock_project(project, material.env)
+    (project / "pyproject.toml").write_text(pyproject(material, ["alpha>=2.0"]))
+    code, findings = check(project, env)
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
+    assert "(uv 0.13.9 agrees: Resolving despite existing lockfile due to mismatched requirements for: `confirm==0.1.0`)" in findings[0]["message"]
+
+
+def test_without_a_usable_uv_the_finding_is_the_static_verdict(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    no_uv = {**env, "PATH": str(tmp_path / "empty-bin")}
+    code, findings = check(disagreeing, no_uv)
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
+    assert "(depsync's static verdict: no uv that runs offline" in findings[0]["message"]
+
+
+def test_a_pin_that_is_not_cached_falls_back_to_the_host_uv_offline(disagreeing: Path, env: dict[str, str]) -> None:
+    """The pinned uv is used only when it runs without the network; nothing is downloaded."""
+    (disagreeing / "Dockerfile").write_text("FROM python:3.12\nARG UV_VERSION=0.7.2\nRUN pip install uv==${UV_VERSION}\nRUN uv sync --locked\n")
+    offline = {**env, "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
+    code, findings = check(disagreeing, offline, "--dockerfile", "Dockerfile")
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"]
+    assert "uv 0.13.9" in findings[0]["message"]
+    assert not (Path(env["XDG_CACHE_HOME"]) / "depsync" / "uv" / "0.7.2").exists()
+
+
+def test_uv_runs_on_a_copy_and_no_build_backend_runs(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:
+    """The project tree is left exactly as it was, and the repository's build backend never
+    runs (`--no-build`): here one that leaves a trace when it does, as it did for `uv lock`."""
+    trace = tmp_path / "backend-ran"
+    text = pyproject(material, [f"alpha; {WIDE_MARKER}"]).replace('version = "0.1.0"\n', 'dynamic = ["version"]\n')
+    text += '\n[tool.fakebackend]\nversion = "0.1.0"\n\n' + FAKE_BACKEND_TOML.replace('"fakebackend"', '"trap"')
+    trap = f"from pathlib import Path\nPath({str(trace)!r}).write_text('ran')\nfrom fakebackend import *  # noqa\n"
+    project = write_project(tmp_path / "copy", text, {**fake_backend_files(), "_backend/trap.py": trap})
+    lock_project(project, material.env)
+    assert trace.exists()  # uv lock ran it
+    trace.unlink()
+    before = {p: p.stat().st_mtime_ns for p in project.rglob("*")}
+    code, findings = check(project, env)
+    assert not trace.exists(), "the confirmation ran the repository's build backend"
+    assert {p: p.stat().st_mtime_ns for p in project.rglob("*")} == before
+    (finding,) = findings
+    # uv either reads the static metadata (and accepts the lock) or cannot without a build (no verdict)
+    assert (code, finding["rule"]) == (0, "static-model-disagrees") or (
+        code == 1 and "depsync's static verdict: uv 0.13.9 gave no verdict offline" in finding["message"]
+    ), finding
+
+
+def test_a_confirmed_result_is_never_replayed_from_the_cache(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The static findings may be cached, but uv's word is asked on every run: with uv gone
+    the next run says it is the static verdict (no replay of the earlier warning)."""
+    for module in ("depsync.entry", "depsync.entry"):
+        assert check(disagreeing, env, module=module)[0] == 0
+    code, findings = check(disagreeing, {**env, "PATH": str(tmp_path / "empty-bin")}, module="depsync.entry")
+    assert code == 1 and "depsync's static verdict" in findings[0]["message"]
+    assert check(disagreeing, env, module="depsync.entry")[0] == 0
+
+
+def test_the_cost_is_paid_only_on_a_stale_static_verdict(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:
+    """A fresh lock never runs uv: with a uv that fails on any call on PATH, the check is clean."""
+    project = write_project(tmp_path / "fresh", pyproject(material, ["alpha"]))
+    lock_project(project, material.env)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    trap = bin_dir / "uv"
+    trap.write_text("#!/bin/sh\necho 'uv was run' >&2\nexit 3\n")
+    trap.chmod(0o755)
+    code, findings = check(project, {**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
+    assert (code, findings) == (0, [])
