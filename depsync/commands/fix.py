@@ -107,6 +107,7 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
     findings = run_rules(inputs)
+    checked = len(inputs.dockerfiles)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())
@@ -121,11 +122,11 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     if options.deep:
         assert inputs is not None
         findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
-    render(findings, options)
+    render(findings, options, checked)
     return exit_code(findings, options.strict)
 
 
-def render(findings: list[Finding], options: CheckOptions) -> None:
+def render(findings: list[Finding], options: CheckOptions, dockerfiles: int | None = None) -> None:
     """As `depsync check` renders (commands/check.py), never from or into the cache: the files just changed."""
     from depsync import ui
     from depsync.commands.check import render as render_text
@@ -134,6 +135,6 @@ def render(findings: list[Finding], options: CheckOptions) -> None:
     if options.output_format == "human" and ui.color(sys.stdout):
         from depsync.report.findings import print_human
 
-        print_human(findings, sys.stdout, project=project, color=True)
+        print_human(findings, sys.stdout, project=project, color=True, dockerfiles=dockerfiles)
     else:
-        sys.stdout.write(render_text(findings, options.output_format, project, options.root))
+        sys.stdout.write(render_text(findings, options.output_format, project, options.root, dockerfiles))

@@ -88,28 +88,36 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
     return rows
 
 
-def _summary_line(findings: Sequence[Finding]) -> str:
+def dockerfiles_checked(count: int | None) -> str:
+    """`; checked 2 Dockerfiles`, the end of the summary line (nothing when not counted)."""
+    if count is None:
+        return ""
+    return f"; checked {count} Dockerfile" + ("" if count == 1 else "s")
+
+
+def _summary_line(findings: Sequence[Finding], dockerfiles: int | None = None) -> str:
     from depsync.findings import FIXABLE
 
     summary = counts(findings)
     fixable = sum(1 for f in findings if f.rule in FIXABLE)
     tail = f"; {fixable} fixable with `depsync check --fix`" if fixable else ""
-    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}"
+    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}{dockerfiles_checked(dockerfiles)}"
 
 
-def to_plain(findings: Sequence[Finding], *, project: str) -> str:
-    """The human format without colour: what rich prints when stdout is not a terminal."""
+def to_plain(findings: Sequence[Finding], *, project: str, dockerfiles: int | None = None) -> str:
+    """The human format without colour: what rich prints when stdout is not a terminal.
+    dockerfiles: how many Dockerfiles were checked (the summary line ends with it)."""
     lines = [text for _, text, _ in _lines(findings)]
-    lines.append(_summary_line(findings) if findings else f"depsync check: {project} is consistent")
+    lines.append(_summary_line(findings, dockerfiles) if findings else f"depsync check: {project} is consistent{dockerfiles_checked(dockerfiles)}")
     return "\n".join(lines) + "\n"
 
 
-def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None) -> None:
+def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None, dockerfiles: int | None = None) -> None:
     """The rows of _lines, sorted by file and line; a summary line last. Colour (rich) when
     color is True, or on a terminal when it is None."""
     terminal = color if color is not None else bool(getattr(stream, "isatty", lambda: False)())
     if not terminal:
-        stream.write(to_plain(findings, project=project))
+        stream.write(to_plain(findings, project=project, dockerfiles=dockerfiles))
         return
     from rich.console import Console
     from rich.markup import escape
@@ -126,6 +134,6 @@ def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, co
             label, _, fix = text.partition(": ")
             console.print(f"[green]{escape(label)}:[/green] {escape(fix)}")
     if not findings:
-        console.print(f"[green]depsync check: {escape(project)} is consistent[/green]")
+        console.print(f"[green]depsync check: {escape(project)} is consistent{escape(dockerfiles_checked(dockerfiles))}[/green]")
     else:
-        console.print(_summary_line(findings))
+        console.print(escape(_summary_line(findings, dockerfiles)))

@@ -91,6 +91,8 @@ class CheckInputs:
     local_projects: dict[str, Pyproject] = field(default_factory=dict)
     # names of the workspace members on disk (root included); None when unknown (no workspace, or --ref)
     workspace_members: frozenset[str] | None = None
+    # Dockerfiles discovery looked at and left out, with why (empty when `dockerfiles` is configured)
+    dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

@@ -139,6 +139,16 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
             where = f"`uv {command.subcommand}`" + (" (ONBUILD)" if command.onbuild else "")
             for arg in _reported_unresolved(command):
                 names = ", ".join(_shown(n) for n in arg.unresolved)
+                if all(command.reads_secret(n) for n in arg.unresolved):
+                    # a BuildKit secret is known only to the build, by design: never ask for it as a build arg
+                    if any(v.line == arg.line and v.unresolved == arg.unresolved for v in command.flag_values(*_CHECKED)):
+                        yield RULES["docker-unresolved"].finding(
+                            path,
+                            arg.line,
+                            f"{where} argument {arg.value!r} is read from a BuildKit secret ({names}), so depsync cannot check it",
+                            "name the extra, group or package in the Dockerfile itself; keep secrets for credentials",
+                        ).with_severity(Severity.INFO)
+                    continue
                 yield RULES["docker-unresolved"].finding(
                     path,
                     arg.line,
