@@ -9,7 +9,7 @@ What counts as a candidate: a regular file named `Dockerfile*`, `Containerfile*`
 `*.Dockerfile` / `*.dockerfile` / `*.containerfile`, at most MAX_DEPTH directories below
 the project root. Hidden directories are skipped except `.devcontainer` and `.github`;
 virtual environments, `node_modules` and caches are skipped. Symlinks are never followed
-or listed (a link could point out of the project). The `pyproject.toml` files below the
+into (a link could point out of the project). The `pyproject.toml` files below the
 root are listed too: a Dockerfile next to (or below) one belongs to that project.
 """
 
@@ -49,6 +49,8 @@ def scan(root: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
             path = f"{relative}/{name}" if relative else name
             try:
                 if entry.is_symlink():
+                    if is_candidate(name):
+                        candidates.append(path)  # listed, never followed here: the reader refuses one that leaves the project
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     hidden = name.startswith(".") and name not in _HIDDEN_KEPT

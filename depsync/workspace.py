@@ -190,9 +190,16 @@ def discover_dockerfiles(reader: FileReader) -> Discovery:
     candidate read through reader (so never through a symlink out of the project)."""
     candidates, projects, truncated = dockerfile_candidates(reader)
     parsed: dict[str, Dockerfile | str] = {}
+    real: dict[Path, str] = {}
     for path in candidates:
         if owning_project(path, projects) is not None:
             continue
+        if reader.ref is None:
+            target = (reader.root / path).resolve()
+            if target in real:  # `Dockerfile -> docker/Dockerfile.ci`: one file, checked once
+                parsed[path] = f"the same file as {real[target]}"
+                continue
+            real[target] = path
         try:
             text = reader.read_text(path, required=False)
             parsed[path] = "not found" if text is None else Dockerfile.from_text(text, path)

@@ -158,9 +158,14 @@ def test_fix_never_writes_through_a_symlink(megatron_dev_project: Path, tmp_path
     real.unlink()
     real.symlink_to(outside)
     before = snapshot(megatron_dev_project), outside.read_bytes()
-    result = depsync("check", str(megatron_dev_project), "--fix")
+    # named: a refusal (exit 2), nothing written
+    result = depsync("check", str(megatron_dev_project), "--fix", "--dockerfile", "docker/Dockerfile.ci.dev")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert (snapshot(megatron_dev_project), outside.read_bytes()) == before
+    # found by discovery: not read (-v says why), and the fix never writes through it
+    found = depsync("check", str(megatron_dev_project), "--fix", "-v")
+    assert "Dockerfile not checked: docker/Dockerfile.ci.dev: not read: docker/Dockerfile.ci.dev resolves outside the project" in found.stderr
+    assert outside.read_bytes() == before[1]
 
 
 def test_fix_with_ref_is_refused(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def print_summary(fixes: FixPlan, *, applied: bool) -> None:
 
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix, --diff or --format sarif (the plain check is commands/check.py)."""
-    from depsync.commands.check import deep_findings, exit_code
+    from depsync.commands.check import deep_findings, exit_code, say_what_was_read
 
     if options.ref is not None and (fix or diff):
         raise DepsyncError("--fix and --diff edit the work tree; they cannot be combined with --ref")
@@ -108,6 +108,7 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     assert inputs is not None
     findings = run_rules(inputs)
     checked = len(inputs.dockerfiles)
+    say_what_was_read(inputs, options)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())
