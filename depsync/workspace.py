@@ -97,7 +97,7 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
 
 
 def _config_in(text: str, pyproject_path: str) -> Config:
-    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config, text, pyproject_path)
 
 
 def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
