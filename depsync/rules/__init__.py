@@ -41,6 +41,7 @@ RULES: dict[str, Rule] = {
         Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
         Rule("docker-not-locked", _E, "`uv sync` without `--locked`/`--frozen` (warning when another `uv sync` in the same file is locked)"),
         Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
+        Rule("docker-no-install-renamed", _E, "a `--no-install-package` names a package the lock now has as another build (`-cu12` -> `-cu13`), which the image installs"),
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
         Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source"),
