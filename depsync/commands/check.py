@@ -163,16 +163,30 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
 
-    if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the working directory
+    from depsync.root import repository_prefix
+
+    if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the repository root
         from depsync.report.sarif import to_sarif
 
-        return to_sarif(findings, root=root or Path("."), base=Path.cwd()) + "\n"
+        project_root = root or Path(".")
+        return to_sarif(findings, root=project_root, base=_report_base(project_root)) + "\n"
     if output_format == "json":
         return to_json(findings, project=project) + "\n"
-    if output_format == "github":
-        text = to_github(findings)
+    if output_format == "github":  # GitHub resolves annotation paths from the repository root
+        text = to_github(findings, prefix=repository_prefix(root or Path(".")))
         return text + "\n" if text else ""
+    if output_format == "gitlab":
+        from depsync.report.gitlab import to_gitlab
+
+        return to_gitlab(findings, prefix=repository_prefix(root or Path("."))) + "\n"
     return to_plain(findings, project=project, dockerfiles=dockerfiles)
+
+
+def _report_base(root: Path) -> Path:
+    """Where report paths start: the repository root, else the working directory."""
+    from depsync.root import repository_root
+
+    return repository_root(root) or Path.cwd()
 
 
 def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerfiles: tuple[str, ...] = ()) -> None:
