@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-_FORMATS = ("human", "json", "github")
+_FORMATS = ("human", "json", "github", "gitlab")
 _VALUED = ("--ref", "--format", "--dockerfile", "--build-arg", "--owner-ref", "--lock")
 
 

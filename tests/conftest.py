@@ -101,6 +101,14 @@ def megatron_dev_project(tmp_path: Path) -> Path:
     return target
 
 
+def warnings_only(project: Path) -> Path:
+    """The bundled Megatron dev triple with its only errors (the CUDA 12 `--no-install-package`
+    flags the CUDA 13 lock renamed) made warnings in [tool.depsync]: for tests of exit 0."""
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[tool.depsync]\nseverity = { docker-no-install-renamed = "warning" }\n')
+    return project
+
+
 def indexed_project(root: Path, dependencies: str = '"alpha>=1.0", "gamma"', tables: str = "") -> Path:
     """A project whose package index (a flat wheel directory) lives inside it: a container sees
     only the project, so the docker tests need the index there."""

@@ -38,6 +38,7 @@ import yaml
 
 from conftest import REPO, env_for, git, uv_lock, write_files
 from support import copy_of_depsync
+from conftest import warnings_only
 from uvprojects import LocalMaterial
 
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"
@@ -520,6 +521,7 @@ def _depsync_with_closed_stdout(*args: str, stderr_too: bool = False) -> subproc
 
 
 def test_check_into_head_under_pipefail_exits_0(megatron_dev_project: Path) -> None:
+    warnings_only(megatron_dev_project)
     script = '"$PYTHON" -m depsync check "$PROJECT" | head -1'
     env = {**os.environ, "PYTHON": sys.executable, "PROJECT": str(megatron_dev_project)}
     result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], capture_output=True, text=True, env=env)
@@ -530,6 +532,7 @@ def test_check_into_head_under_pipefail_exits_0(megatron_dev_project: Path) -> N
 
 @pytest.mark.parametrize(("args", "status"), [((), 0), (("--strict",), 1), (("--format", "json"), 0)])
 def test_a_closed_pipe_keeps_the_status_the_run_would_have_had(megatron_dev_project: Path, args: tuple[str, ...], status: int, tmp_path: Path) -> None:
+    warnings_only(megatron_dev_project)
     with open(tmp_path / "out", "w") as handle:  # the same run into a file: the reference status
         reference = subprocess.run([sys.executable, "-m", "depsync", "check", str(megatron_dev_project), *args], stdout=handle, stderr=subprocess.PIPE)
     assert reference.returncode == status

@@ -39,10 +39,10 @@ def register(commands: Any) -> None:
         "--format",
         "--output-format",
         dest="output_format",
-        choices=("human", "json", "github", "sarif"),
+        choices=("human", "json", "github", "gitlab", "sarif"),
         default="human",
         metavar="FORMAT",
-        help="human (default), json (schema depsync.check/1), github (workflow annotations) or sarif (SARIF 2.1.0)",
+        help="human (default), json (schema depsync.check/1), github (workflow annotations), gitlab (Code Quality report) or sarif (SARIF 2.1.0)",
     )
     check.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     check.add_argument("--fix", action="store_true", help="apply the mechanical fixes (`fix: yes` in `depsync rule --all`), then check again")
@@ -50,7 +50,7 @@ def register(commands: Any) -> None:
     check.add_argument("--ref", metavar="REF", help="read every file from this git ref instead of the work tree (no checkout)")
     check.add_argument("--deep", action="store_true", help="also run real `uv lock --check --offline` with the uv version the Dockerfile pins")
     check.add_argument("--static", action="store_true", help="report depsync's static lock verdict as is: never ask uv to confirm a `lock-stale`")
-    check.add_argument("--dockerfile", action="append", metavar="FILE", help="a Dockerfile to check (repeatable; default: [tool.depsync] dockerfiles)")
+    check.add_argument("--dockerfile", action="append", metavar="FILE", help="a Dockerfile to check (repeatable; default: [tool.depsync] dockerfiles, else the project's Dockerfiles that run uv)")
     check.add_argument("--build-arg", action="append", type=build_arg, default=[], metavar="NAME=VALUE", help="an ARG value for the --dockerfile files (repeatable)")
     check.add_argument("--owner-ref", metavar="REF", help="the ref that owns the protected paths (default: [tool.depsync] owner-ref, origin/dev)")
     check.add_argument("--lock", metavar="FILE", help="the lock file (default: [tool.depsync] lock, uv.lock)")

@@ -144,9 +144,9 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
     return [os.path.normpath(f) for f in files if not os.path.isabs(f)], globs, refs
 
 
-def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None]:
+def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...]]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
-    cache key of the result, and the loaded inputs when they were loaded."""
+    cache key of the result, the loaded inputs when they were loaded, and the Dockerfiles checked."""
     from depsync.shell import cache
     from depsync.core.findings import Finding, Severity
 
@@ -155,7 +155,8 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     if use_cache:
         found = cache.lookup(key)
         if found is not None:
-            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None
+            checked = tuple(found[1].get("dockerfiles", ()))
+            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked
     from depsync.core.redact import redact
     from depsync.core.rules import run_rules
     from depsync.shell.workspace import load_inputs
@@ -164,48 +165,69 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     with cache.recording() as opened:
         inputs = load_inputs(options.root, options.ref, options.overrides)
         findings = run_rules(inputs)
+    checked = tuple(d.path for d in inputs.dockerfiles)
     if not use_cache:
-        return findings, None, inputs
+        return findings, None, inputs, checked
     files, globs, refs = _probes(inputs, options)
-    manifest = cache.manifest(str(options.root), opened, files, globs, refs)
+    manifest = cache.manifest(str(options.root), opened, files, globs, refs, scan=not inputs.config.dockerfiles_configured)
     stable = options.ref is not None or cache.unchanged_since(manifest["root"], manifest["files"], started)
     # kept redacted: the cache holds nothing the output would not show
     kept = [(f.file, f.line, f.rule, int(f.severity), redact(f.message), redact(f.fix)) for f in findings]
-    return findings, cache.store(key, manifest, kept, stable), inputs
+    return findings, cache.store(key, manifest, kept, stable, checked), inputs, checked
 
 
-def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None) -> str:
+def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
 
-    if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the working directory
+    from depsync.cli.root import repository_prefix
+
+    if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the repository root
         from depsync.report.sarif import to_sarif
 
-        return to_sarif(findings, root=root or Path("."), base=Path.cwd()) + "\n"
+        project_root = root or Path(".")
+        return to_sarif(findings, root=project_root, base=_report_base(project_root)) + "\n"
     if output_format == "json":
         return to_json(findings, project=project) + "\n"
-    if output_format == "github":
-        text = to_github(findings)
+    if output_format == "github":  # GitHub resolves annotation paths from the repository root
+        text = to_github(findings, prefix=repository_prefix(root or Path(".")))
         return text + "\n" if text else ""
-    return to_plain(findings, project=project)
+    if output_format == "gitlab":
+        from depsync.report.gitlab import to_gitlab
+
+        return to_gitlab(findings, prefix=repository_prefix(root or Path("."))) + "\n"
+    return to_plain(findings, project=project, dockerfiles=dockerfiles)
 
 
-def _say_what_was_read(inputs: CheckInputs | None, options: CheckOptions) -> None:
-    """-v: the files the check read, or that its result came from the cache."""
+def _report_base(root: Path) -> Path:
+    """Where report paths start: the repository root, else the working directory."""
+    from depsync.cli.root import repository_root
+
+    return repository_root(root) or Path.cwd()
+
+
+def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerfiles: tuple[str, ...] = ()) -> None:
+    """-v: the files the check read and the Dockerfiles discovery left out (with why), or that
+    its result came from the cache."""
     if not ui.verbose():
         return
     if inputs is None:
         ui.detail("nothing changed since the last check of these files: its result, from the cache (--no-cache checks again)")
+        ui.detail(f"Dockerfiles checked: {', '.join(dockerfiles) or 'none'}")
         return
     config = inputs.config
     read = [config.pyproject, config.lock, *(d.path for d in inputs.dockerfiles), *(p.path for p in inputs.protected)]
     where = f" at {options.ref}" if options.ref else ""
     ui.detail(f"checked{where}: {', '.join(read)}")
+    how = "configured" if config.dockerfiles_configured else "found in the project"
+    ui.detail(f"Dockerfiles checked ({how}): {', '.join(d.path for d in inputs.dockerfiles) or 'none'}")
+    for path, reason in inputs.dockerfiles_skipped:
+        ui.detail(f"Dockerfile not checked: {path + ': ' if path else ''}{reason}")
 
 
 def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
-    findings, key, inputs = _findings_now(options)
+    findings, key, inputs, checked = _findings_now(options)
     if any(f.rule == "lock-stale" for f in findings):
         # the static findings stay cached, but uv confirms a lock-stale verdict on every run (its
         # answer depends on its version and cache): no rendering is kept, and entry.py's replay
@@ -219,13 +241,13 @@ def run(options: CheckOptions) -> int:
         findings = sorted(findings + deep_findings(loaded, options.root), key=lambda f: (f.file, f.line, f.rule))
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
-    _say_what_was_read(inputs, options)
+    say_what_was_read(inputs, options, checked)
     if options.output_format == "human" and ui.color(sys.stdout):  # a terminal, FORCE_COLOR or --color always
         from depsync.report.findings import print_human
 
-        print_human(findings, sys.stdout, project=project, color=True)
+        print_human(findings, sys.stdout, project=project, color=True, dockerfiles=len(checked))
     else:
-        text = render(findings, options.output_format, project, options.root)
+        text = render(findings, options.output_format, project, options.root, len(checked))
         sys.stdout.write(text)
         if key is not None:
             from depsync.shell import cache

@@ -99,6 +99,7 @@ def print_summary(fixes: FixPlan, *, applied: bool) -> None:
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix, --diff or --format sarif (the plain check is commands/check.py)."""
     from depsync.commands.check import confirm_stale, deep_findings, exit_code
+    from depsync.commands.check import say_what_was_read
 
     if options.ref is not None and (fix or diff):
         raise DepsyncError("--fix and --diff edit the work tree; they cannot be combined with --ref")
@@ -107,6 +108,8 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
     findings = run_rules(inputs)
+    checked = len(inputs.dockerfiles)
+    say_what_was_read(inputs, options)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())
@@ -122,11 +125,11 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     if options.deep:
         assert inputs is not None
         findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
-    render(findings, options)
+    render(findings, options, checked)
     return exit_code(findings, options.strict)
 
 
-def render(findings: list[Finding], options: CheckOptions) -> None:
+def render(findings: list[Finding], options: CheckOptions, dockerfiles: int | None = None) -> None:
     """As `depsync check` renders (commands/check.py), never from or into the cache: the files just changed."""
     from depsync.report import ui
     from depsync.commands.check import render as render_text
@@ -135,6 +138,6 @@ def render(findings: list[Finding], options: CheckOptions) -> None:
     if options.output_format == "human" and ui.color(sys.stdout):
         from depsync.report.findings import print_human
 
-        print_human(findings, sys.stdout, project=project, color=True)
+        print_human(findings, sys.stdout, project=project, color=True, dockerfiles=dockerfiles)
     else:
-        sys.stdout.write(render_text(findings, options.output_format, project, options.root))
+        sys.stdout.write(render_text(findings, options.output_format, project, options.root, dockerfiles))

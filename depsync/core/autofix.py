@@ -1,9 +1,12 @@
 """`depsync check --fix`: the mechanical fixes, as text edits (pure: texts and findings in, texts out).
 
-Three rules have a fix that needs no judgement:
+Four rules have a fix that needs no judgement:
 
-- docker-stale-no-install: the stale `--no-install-package NAME` is removed from the exact
-  line the finding names; the rest of the line stays, a line left empty goes, and a `\\`
+- docker-no-install-renamed: a stale `--no-install-package NAME` whose package the lock has as
+  exactly one other build (`-cu12` -> `-cu13`) is renamed to it; with several, it is left alone
+  and said (which one the image must keep out is the user's call).
+- docker-stale-no-install: a stale `--no-install-package NAME` with no other build in the lock
+  is removed from the exact line the finding names (the summary says so, name by name); the rest of the line stays, a line left empty goes, and a `\\`
   continuation that would now run into the next command is closed. The result is parsed
   again and must run the same uv commands minus those flags, or the fix is not offered.
 - source-pin-not-commit: `rev` becomes the full commit the lock resolved (tag/branch dropped).
@@ -28,7 +31,7 @@ from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.rules import CheckInputs
 from depsync.core.trust import is_full_commit
 
-_STALE, _PIN, _METADATA = "docker-stale-no-install", "source-pin-not-commit", "metadata-rev-mismatch"
+_STALE, _RENAMED, _PIN, _METADATA = "docker-stale-no-install", "docker-no-install-renamed", "source-pin-not-commit", "metadata-rev-mismatch"
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,9 @@ def plan(inputs: CheckInputs, findings: Sequence[Finding], read: Callable[[str],
     """The fixes for the fixable findings; read(path) gives a project file's text."""
     result = FixPlan()
     fixable = [f for f in findings if f.rule in FIXABLE]
-    for path in sorted({f.file for f in fixable if f.rule == _STALE}):
-        _plan_dockerfile(result, inputs, path, [f for f in fixable if f.file == path and f.rule == _STALE], read(path))
+    flags = (_STALE, _RENAMED)
+    for path in sorted({f.file for f in fixable if f.rule in flags}):
+        _plan_dockerfile(result, inputs, path, [f for f in fixable if f.file == path and f.rule in flags], read(path))
     pyproject_findings = [f for f in fixable if f.rule in (_PIN, _METADATA)]
     if pyproject_findings:
         _plan_pyproject(result, inputs, pyproject_findings, read(inputs.pyproject.path))
@@ -92,22 +96,41 @@ def plan(inputs: CheckInputs, findings: Sequence[Finding], read: Callable[[str],
 _FLAG = "--no-install-package"
 
 
-def _stale_names(dockerfile: Dockerfile, inputs: CheckInputs) -> dict[int, list[str]]:
-    """line -> the stale --no-install-package values on it, as uv gets them."""
+def _stale_names(dockerfile: Dockerfile, inputs: CheckInputs) -> dict[int, list[tuple[str, str | None]]]:
+    """line -> the stale --no-install-package values on it, as uv gets them, each with what it
+    becomes: the lock's one other build of the package (rules/dockerfile.renamed_counterparts),
+    None (removed) when the lock has none, the value itself (left alone) when it has several."""
+    from depsync.core.rules.dockerfile import asked_for, renamed_counterparts
+
     lock_names = {canonicalize_name(n) for n in inputs.lock.names()} if inputs.lock else set()
-    out: dict[int, list[str]] = {}
+    asked = asked_for(inputs)
+    out: dict[int, list[tuple[str, str | None]]] = {}
     for command in dockerfile.uv_commands:
         for arg in command.flag_values(_FLAG):
             if not arg.unresolved and canonicalize_name(arg.value) not in lock_names:
-                out.setdefault(arg.line, []).append(arg.value)
+                found = renamed_counterparts(arg.value, lock_names, asked)
+                becomes = found[0] if len(found) == 1 else None if not found else arg.value
+                out.setdefault(arg.line, []).append((arg.value, becomes))
     return out
+
+
+def _flag_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![^\s])" + re.escape(_FLAG) + r"(?:[ \t]+|=)(['\"]?)" + re.escape(name) + r"\1(?=[\s;&|)]|\\?$)")
+
+
+def _rename_flag(line: str, name: str, new: str) -> str | None:
+    """line with `--no-install-package NAME` naming NEW instead (as written: quotes, `=`)."""
+    match = _flag_pattern(name).search(line)
+    if match is None:
+        return None
+    written = match.group(0)
+    return line[: match.start()] + written[: len(written) - len(name) - len(match.group(1))] + new + match.group(1) + line[match.end() :]
 
 
 def _remove_flag(line: str, name: str) -> str | None:
     """line without `--no-install-package NAME` (or `=NAME`, quoted or not); None when the
     flag is not written literally on this line (a variable, a value on the next line)."""
-    pattern = re.compile(r"(?<![^\s])" + re.escape(_FLAG) + r"(?:[ \t]+|=)(['\"]?)" + re.escape(name) + r"\1(?=[\s;&|)]|\\?$)")
-    match = pattern.search(line)
+    match = _flag_pattern(name).search(line)
     if match is None:
         return None
     start, end = match.span()
@@ -129,8 +152,8 @@ def _continues(line: str) -> bool:
     return line.rstrip("\r\n").rstrip(" \t").endswith("\\")
 
 
-def _edit_dockerfile(text: str, removals: dict[int, list[str]]) -> tuple[str, list[tuple[int, str]]]:
-    """text with the flags removed; also the (line, name) pairs that could not be removed."""
+def _edit_dockerfile(text: str, removals: dict[int, list[tuple[str, str | None]]]) -> tuple[str, list[tuple[int, str]]]:
+    """text with the flags removed (None) or renamed; also the (line, name) pairs that could not be edited."""
     lines = text.splitlines(keepends=True)
     failed: list[tuple[int, str]] = []
     dropped: set[int] = set()
@@ -141,15 +164,14 @@ def _edit_dockerfile(text: str, removals: dict[int, list[str]]) -> tuple[str, li
             failed += [(number, n) for n in names]
             continue
         line = lines[index]
-        for name in names:
-            edited = _remove_flag(line, name)
+        edited: str | None = line
+        for name, becomes in names:
+            edited = _remove_flag(line, name) if becomes is None else _rename_flag(line, name, becomes)
             if edited is None:
                 break
             line = edited
-        else:
-            edited = line
         if edited is None:  # one of them is not written literally: the line stays as it is
-            failed += [(number, n) for n in names]
+            failed += [(number, n) for n, _ in names]
             continue
         body = line.rstrip("\r\n").strip(" \t")
         if body in ("", "\\") and lines[index].strip():
@@ -166,8 +188,8 @@ def _edit_dockerfile(text: str, removals: dict[int, list[str]]) -> tuple[str, li
     return "".join(line for i, line in enumerate(lines) if i not in dropped), failed
 
 
-def _without_flags(dockerfile: Dockerfile, removed: dict[int, list[str]]) -> list[tuple[str, str, tuple[str, ...]]]:
-    """Each uv command as (stage, subcommand, words) with the removed flags taken out."""
+def _without_flags(dockerfile: Dockerfile, edits: dict[int, list[tuple[str, str | None]]]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Each uv command as (stage, subcommand, words) with the edited flags removed or renamed."""
     out = []
     for command in dockerfile.uv_commands:
         words = [w.value for w in command.words]
@@ -177,11 +199,17 @@ def _without_flags(dockerfile: Dockerfile, removed: dict[int, list[str]]) -> lis
             if skip:
                 skip = False
                 continue
-            names = removed.get(word.line, [])
-            if word.value == _FLAG and index + 1 < len(words) and words[index + 1] in names:
+            changes = dict(edits.get(word.line, []))
+            if word.value == _FLAG and index + 1 < len(words) and words[index + 1] in changes:
                 skip = True
+                becomes = changes[words[index + 1]]
+                if becomes is not None:
+                    kept += [_FLAG, becomes]
                 continue
-            if word.value.startswith(_FLAG + "=") and word.value[len(_FLAG) + 1 :] in names:
+            if word.value.startswith(_FLAG + "=") and word.value[len(_FLAG) + 1 :] in changes:
+                becomes = changes[word.value[len(_FLAG) + 1 :]]
+                if becomes is not None:
+                    kept.append(f"{_FLAG}={becomes}")
                 continue
             kept.append(word.value)
         out.append((command.stage, command.subcommand, tuple(kept)))
@@ -195,17 +223,22 @@ def _plan_dockerfile(result: FixPlan, inputs: CheckInputs, path: str, findings: 
         return
     stale = _stale_names(dockerfile, inputs)
     wanted = {f.line for f in findings}
-    removals = {line: names for line, names in stale.items() if line in wanted}
+    # several other builds in the lock: which one the image must keep out is the user's call
+    ambiguous = {line for line, names in stale.items() if any(n == becomes for n, becomes in names)}
+    for finding in findings:
+        if finding.line in ambiguous:
+            result.unfixed.append(Unfixed(finding, "the lock has several other builds of the package: write the one the image must not install"))
+    removals = {line: names for line, names in stale.items() if line in wanted and line not in ambiguous}
     new_text, failed = _edit_dockerfile(text, removals)
     for line in {line for line, _ in failed}:
         del removals[line]
     covered = [f for f in findings if f.line in removals]
     for finding in findings:
-        if finding not in covered:
+        if finding not in covered and finding.line not in ambiguous:
             result.unfixed.append(Unfixed(finding, "the flag is not written literally on that line (a variable, or the value on the next line)"))
     if not covered or new_text == text:
         return
-    # the edit must leave every uv command as it was, minus the removed flags
+    # the edit must leave every uv command as it was, minus the removed flags and with the renamed ones
     try:
         edited = Dockerfile.from_text(new_text, path, dict(dockerfile.args))
     except DepsyncError as exc:
@@ -214,12 +247,21 @@ def _plan_dockerfile(result: FixPlan, inputs: CheckInputs, path: str, findings: 
     expected = _without_flags(dockerfile, removals)
     actual = [(c.stage, c.subcommand, tuple(w.value for w in c.words)) for c in edited.uv_commands]
     if expected != actual:
-        result.unfixed += [Unfixed(f, "removing the flags would change other words of the uv command") for f in covered]
+        result.unfixed += [Unfixed(f, "editing the flags would change other words of the uv command") for f in covered]
         return
-    names = [name for line in sorted(removals) for name in removals[line]]
-    flags = "a stale `--no-install-package` flag" if len(names) == 1 else f"{len(names)} stale `--no-install-package` flags"
     result.before[path], result.after[path] = text, new_text
-    result.fixes.append(Fix(path, _STALE, f"removed {flags}: {', '.join(names)}", tuple(covered)))
+    edits = [(name, becomes) for line in sorted(removals) for name, becomes in removals[line]]
+    renamed = [f"{name} -> {becomes}" for name, becomes in edits if becomes is not None]
+    removed = [name for name, becomes in edits if becomes is None]
+    if renamed:
+        flags = "a `--no-install-package` flag" if len(renamed) == 1 else f"{len(renamed)} `--no-install-package` flags"
+        rules = {_RENAMED}
+        result.fixes.append(Fix(path, _RENAMED, f"renamed {flags} to the lock's other build: {', '.join(renamed)}",
+                                tuple(f for f in covered if f.rule in rules)))
+    if removed:
+        flags = "a stale `--no-install-package` flag" if len(removed) == 1 else f"{len(removed)} stale `--no-install-package` flags"
+        result.fixes.append(Fix(path, _STALE, f"removed {flags} (the lock has no such package, nor another build of it): {', '.join(removed)}",
+                                tuple(f for f in covered if f.rule == _STALE)))
 
 
 # -- pyproject.toml: git pins and dependency-metadata versions ------------------------------------

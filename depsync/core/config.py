@@ -103,9 +103,11 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
         if isinstance(item, str):
             specs.append(DockerfileSpec(_path(item, "dockerfiles")))
         elif isinstance(item, dict) and isinstance(item.get("path"), str):
-            unknown = set(item) - {"path", "build-args"}
+            unknown = sorted(set(item) - {"path", "build-args"})
             if unknown:
-                raise DepsyncError(f"[tool.depsync] dockerfiles entry has unknown keys {sorted(unknown)}; valid: path, build-args")
+                raise DepsyncError(
+                    f"[tool.depsync] dockerfiles entry has unknown keys {unknown}{suggestion(unknown[0], ('path', 'build-args'))}; valid: path, build-args"
+                )
             args = item.get("build-args", {})
             if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
                 raise DepsyncError("[tool.depsync] dockerfiles build-args must be a table of strings")
@@ -115,26 +117,89 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
     return tuple(specs)
 
 
-def _severity(value: Any) -> dict[str, Severity | None]:
+_LEVELS = ("error", "warning", "info", "off")
+
+
+def suggestion(name: str, known: Any) -> str:
+    """`; did you mean 'owner-ref'?` for a near miss (`owner_ref`, `ownr-ref`), else ""."""
+    from depsync.core.findings import did_you_mean
+
+    pool = set(known)
+    spelled = name.replace("_", "-").lower()
+    prefixed = sorted(k for k in pool if k.startswith(spelled)) if len(spelled) >= 3 else []
+    guess = spelled if spelled in pool and spelled != name else (prefixed[0] if len(prefixed) == 1 else did_you_mean(spelled, pool))
+    return f"; did you mean {guess!r}?" if guess else ""
+
+
+def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
+    from depsync.core.rules import RULES  # here: depsync.core.rules imports this module
+
     if not isinstance(value, dict):
-        raise DepsyncError("[tool.depsync] severity must be a table of rule-id = level")
+        raise DepsyncError("[tool.depsync] severity must be a table of rule-id = level", where("severity"))
     out: dict[str, Severity | None] = {}
     for rule, level in value.items():
+        if rule not in RULES:
+            # a misspelt id would silently leave the rule at its default: an error, as uv does for unknown fields
+            raise DepsyncError(
+                f"[tool.depsync] severity: unknown rule id {rule!r}{suggestion(rule, RULES)} (`depsync rule --all` lists them)",
+                where("severity", rule),
+            )
         if level == "off":
             out[rule] = None
             continue
         try:
             out[rule] = Severity.parse(str(level))
         except KeyError:
-            raise DepsyncError(f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off") from None
+            raise DepsyncError(
+                f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off{suggestion(str(level), _LEVELS)}",
+                where("severity", rule),
+            ) from None
     return out
 
 
-def load_config(table: dict[str, Any]) -> Config:
-    """Validate a [tool.depsync] table; unknown keys are an error listing the valid ones."""
+class Where:
+    """`pyproject.toml:LINE` of a [tool.depsync] key (or of a key of one of its tables), for
+    errors that point where uv's do; the file alone when the line is not known."""
+
+    def __init__(self, text: str | None = None, path: str = "pyproject.toml") -> None:
+        from depsync.core.model.tomltext import TomlLines
+
+        self.path = path
+        self.lines = TomlLines(text) if text is not None else None
+
+    def __call__(self, key: str | None = None, subkey: str | None = None) -> str:
+        if self.lines is None:
+            return self.path
+        line = 0
+        if key is not None and subkey is not None:
+            line = self.lines.key(f"tool.depsync.{key}", subkey) or self.lines.value("tool.depsync", key, subkey)
+        if not line and key is not None:
+            line = self.lines.key("tool.depsync", key)
+        line = line or self.lines.table("tool.depsync")
+        return f"{self.path}:{line}" if line else self.path
+
+
+def load_config(table: dict[str, Any], text: str | None = None, path: str = "pyproject.toml") -> Config:
+    """Validate a [tool.depsync] table; unknown keys are an error naming the closest valid one.
+    With the pyproject's text, an error names the line of the key (`pyproject.toml:42`)."""
+    where = Where(text, path)
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
-        raise DepsyncError(f"unknown [tool.depsync] key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(_KEYS))}")
+        first = unknown[0]
+        raise DepsyncError(
+            f"unknown [tool.depsync] key(s) {', '.join(unknown)}{suggestion(first, _KEYS)}; valid keys: {', '.join(sorted(_KEYS))}",
+            where(first),
+        )
+    try:
+        return _load(table, where)
+    except DepsyncError as exc:
+        if exc.where is None:
+            key = next((k for k in table if f"] {k}" in exc.message or f"] {k} " in exc.message), None)
+            raise DepsyncError(exc.message, where(key)) from None
+        raise
+
+
+def _load(table: dict[str, Any], where: Where) -> Config:
     config = Config()
     changes: dict[str, Any] = {}
     for key, value in table.items():
@@ -152,7 +217,7 @@ def load_config(table: dict[str, Any]) -> Config:
             changes["dockerfiles"] = _dockerfiles(value)
             changes["dockerfiles_configured"] = True
         elif key == "severity":
-            changes["severity"] = _severity(value)
+            changes["severity"] = _severity(value, where)
         elif key == "conflict-policy":
             changes["conflict_policy"] = _side(value, key)
         elif key == "default-side":

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 # Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
 # the human report can say so without importing the rules (a cached check never does).
-FIXABLE = frozenset({"docker-stale-no-install", "metadata-rev-mismatch", "source-pin-not-commit"})
+FIXABLE = frozenset({"docker-stale-no-install", "docker-no-install-renamed", "metadata-rev-mismatch", "source-pin-not-commit"})
 
 
 class Severity(enum.IntEnum):

@@ -51,17 +51,94 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+# GitHub shows at most 10 annotations of each level (error, warning, notice) per step; the
+# rest are dropped without a word. Past that, findings one fix covers become one annotation
+# (`line`..`endLine`), and what still does not fit becomes one annotation per level saying
+# how many more there are; every finding is in the log (a collapsed group) whatever happens.
+GITHUB_ANNOTATIONS_PER_LEVEL = 10
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _annotation(level: str, file: str | None, line: int, end_line: int, title: str, message: str) -> str:
+    props = []
+    if file is not None:
+        props.append(f"file={_escape_property(file)}")
+    if line:
+        props.append(f"line={line}")
+        if end_line > line:
+            props.append(f"endLine={end_line}")
+    props.append(f"title={_escape_property(title)}")
+    return f"::{level} {','.join(props)}::{_escape_data(redact(message))}"
+
+
 def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
-    """GitHub Actions workflow commands (::error file=...,line=...::message)."""
-    lines = []
+    """GitHub Actions workflow commands (::error file=...,line=...::message).
+
+    prefix: the project's directory from the repository root (`server/`), since GitHub
+    resolves annotation paths from there. When some level has more findings than GitHub
+    shows, a summary annotation with the counts comes first, findings one fix covers are
+    grouped (`endLine`), and the complete list follows in a collapsed log group."""
+    from depsync.core.findings import group
+
+    if not findings:
+        return ""
+    per_level: dict[Severity, int] = {}
     for f in findings:
-        level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}[f.severity]
-        props = [f"file={_escape_property(prefix + f.file)}"]
-        if f.line:
-            props.append(f"line={f.line}")
-        props.append(f"title={_escape_property('depsync ' + f.rule)}")
-        lines.append(f"::{level} {','.join(props)}::{_escape_data(redact(f'{f.message}. Fix: {f.fix}'))}")
+        per_level[f.severity] = per_level.get(f.severity, 0) + 1
+    if all(n <= GITHUB_ANNOTATIONS_PER_LEVEL for n in per_level.values()):
+        return "\n".join(
+            _annotation(_GITHUB_LEVEL[f.severity], prefix + f.file, f.line, 0, f"depsync {f.rule}", f"{f.message}. Fix: {f.fix}")
+            for f in findings
+        )
+    summary = counts(findings)
+    lines = [
+        _annotation(
+            "notice",
+            None,
+            0,
+            0,
+            "depsync check",
+            f"{summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s); "
+            "findings one fix covers are grouped, the full list is in the step's log",
+        )
+    ]
+    budget = {level: GITHUB_ANNOTATIONS_PER_LEVEL - (1 if level == Severity.INFO else 0) for level in _GITHUB_LEVEL}
+    groups = group(findings)
+    for level in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        of_level = [g for g in groups if g.first.severity == level]
+        shown = of_level if len(of_level) <= budget[level] else of_level[: budget[level] - 1]
+        for g in shown:
+            first = g.first
+            if len(g.findings) == 1:
+                message = f"{first.message}. Fix: {first.fix}"
+            else:
+                items = "\n".join(f"line {f.line}: {f.message}" if f.line else f.message for f in g.findings)
+                message = f"{len(g.findings)} findings, one fix:\n{items}\nFix: {first.fix}"
+            lines_of = g.lines
+            lines.append(
+                _annotation(_GITHUB_LEVEL[level], prefix + first.file, lines_of[0] if lines_of else 0, lines_of[-1] if lines_of else 0,
+                            f"depsync {first.rule}", message)
+            )
+        rest = of_level[len(shown):]
+        if rest:
+            hidden = sum(len(g.findings) for g in rest)
+            files = sorted({prefix + g.first.file for g in rest})
+            lines.append(
+                _annotation(_GITHUB_LEVEL[level], files[0], 0, 0, "depsync check",
+                            f"{hidden} more {_GITHUB_LEVEL[level]}(s) in {', '.join(files)}: see the step's log")
+            )
+    lines.append("::group::depsync: every finding")
+    for f in findings:
+        where = f"{prefix}{f.file}:{f.line}" if f.line else prefix + f.file
+        lines.append(_escape_log(redact(f"{where} {f.severity} {f.rule} {f.message}. Fix: {f.fix}")))
+    lines.append("::endgroup::")
     return "\n".join(lines)
+
+
+def _escape_log(text: str) -> str:
+    """One log line that GitHub never reads as a workflow command."""
+    line = " ".join(text.splitlines())
+    return " " + line if line.startswith("::") else line
 
 
 def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
@@ -88,28 +165,36 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
     return rows
 
 
-def _summary_line(findings: Sequence[Finding]) -> str:
+def dockerfiles_checked(count: int | None) -> str:
+    """`; checked 2 Dockerfiles`, the end of the summary line (nothing when not counted)."""
+    if count is None:
+        return ""
+    return f"; checked {count} Dockerfile" + ("" if count == 1 else "s")
+
+
+def _summary_line(findings: Sequence[Finding], dockerfiles: int | None = None) -> str:
     from depsync.core.findings import FIXABLE
 
     summary = counts(findings)
     fixable = sum(1 for f in findings if f.rule in FIXABLE)
     tail = f"; {fixable} fixable with `depsync check --fix`" if fixable else ""
-    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}"
+    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}{dockerfiles_checked(dockerfiles)}"
 
 
-def to_plain(findings: Sequence[Finding], *, project: str) -> str:
-    """The human format without colour: what rich prints when stdout is not a terminal."""
+def to_plain(findings: Sequence[Finding], *, project: str, dockerfiles: int | None = None) -> str:
+    """The human format without colour: what rich prints when stdout is not a terminal.
+    dockerfiles: how many Dockerfiles were checked (the summary line ends with it)."""
     lines = [text for _, text, _ in _lines(findings)]
-    lines.append(_summary_line(findings) if findings else f"depsync check: {project} is consistent")
+    lines.append(_summary_line(findings, dockerfiles) if findings else f"depsync check: {project} is consistent{dockerfiles_checked(dockerfiles)}")
     return "\n".join(lines) + "\n"
 
 
-def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None) -> None:
+def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, color: bool | None = None, dockerfiles: int | None = None) -> None:
     """The rows of _lines, sorted by file and line; a summary line last. Colour (rich) when
     color is True, or on a terminal when it is None."""
     terminal = color if color is not None else bool(getattr(stream, "isatty", lambda: False)())
     if not terminal:
-        stream.write(to_plain(findings, project=project))
+        stream.write(to_plain(findings, project=project, dockerfiles=dockerfiles))
         return
     from rich.console import Console
     from rich.markup import escape
@@ -126,6 +211,6 @@ def print_human(findings: Sequence[Finding], stream: TextIO, *, project: str, co
             label, _, fix = text.partition(": ")
             console.print(f"[green]{escape(label)}:[/green] {escape(fix)}")
     if not findings:
-        console.print(f"[green]depsync check: {escape(project)} is consistent[/green]")
+        console.print(f"[green]depsync check: {escape(project)} is consistent{escape(dockerfiles_checked(dockerfiles))}[/green]")
     else:
-        console.print(_summary_line(findings))
+        console.print(escape(_summary_line(findings, dockerfiles)))

@@ -1,9 +1,10 @@
 """Check findings as SARIF 2.1.0, the format GitHub code scanning uploads (`--format sarif`).
 
 One run; the driver lists every rule with its documentation (depsync/rules/docs.py), so an
-alert on GitHub shows why the rule exists and how to fix it. Paths are relative to the
-directory depsync ran in (%SRCROOT%), which is what github/codeql-action/upload-sarif
-expects when depsync runs from the checkout's root; a project outside it gets file URIs.
+alert on GitHub shows why the rule exists and how to fix it (`helpUri` links the rule
+table). Paths are relative to the repository root (%SRCROOT%), which is what
+github/codeql-action/upload-sarif expects, from whatever directory depsync runs in; outside
+a repository they are relative to the working directory, and a project outside it gets file URIs.
 tests/test_sarif.py validates the output against the official SARIF 2.1.0 JSON schema.
 """
 
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from depsync import __version__
 from depsync.core.findings import Finding, Severity
 from depsync.core.redact import redact
+from depsync import HOMEPAGE, RULES_URL
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -37,6 +39,7 @@ def _rules() -> list[dict[str, object]]:
                 "shortDescription": {"text": _plain(rule.summary)},
                 "fullDescription": {"text": _plain(page.why)},
                 "help": {"text": _plain(page.fix), "markdown": render(rule)},
+                "helpUri": RULES_URL,
                 "defaultConfiguration": {"level": _LEVEL[rule.severity]},
                 "properties": {"tags": ["depsync", rule.id.split("-", 1)[0]], "fixable": rule.fixable},
             }
@@ -90,6 +93,7 @@ def to_sarif(findings: Sequence[Finding], *, root: Path, base: Path) -> str:
                 "name": "depsync",
                 "version": __version__,
                 "semanticVersion": __version__,
+                "informationUri": HOMEPAGE,
                 "rules": rules,
             }
         },

@@ -13,6 +13,8 @@ Like ruff's cache, the result is addressed by everything it was computed from:
   uv.lock, the Dockerfiles, the pyproject.toml of local packages and workspace members,
   the protected files; files that were looked for and absent count as absent, and a path
   that became a symlink elsewhere does not match;
+- the Dockerfiles discovery could find (when no `dockerfiles` are configured): the bounded
+  listing of depsync/dockerfile_scan.py is recomputed, so an added Dockerfile is a miss;
 - git facts, when the check used git: the commit `--ref` and the owner ref resolve to
   (and the repository's top and prefix). A branch that moves is a different key.
 
@@ -200,7 +202,12 @@ def _state(manifest: dict[str, Any]) -> bytes:
     files = [_file_state(root, p) for p in manifest["files"]]
     globs = [_glob_state(root, p) for p in manifest["globs"]]
     refs = [_git_state(root, r) for r in manifest["refs"]]
-    return marshal.dumps((files, globs, refs))
+    scanned = None
+    if manifest.get("scan"):  # Dockerfile discovery: a Dockerfile (or a nested project) added later is a miss
+        from depsync.shell.dockerfile_scan import scan
+
+        scanned = scan(root)
+    return marshal.dumps((files, globs, refs, scanned))
 
 
 # -- the entries -------------------------------------------------------------------------------------
@@ -279,8 +286,9 @@ def _exit_code(findings: list[Finding], strict: bool) -> int:
     return 1 if any(f[3] >= failing for f in findings) else 0
 
 
-def store(request: Request, manifest: dict[str, Any], findings: list[Finding], stable: bool) -> bytes | None:
-    """Keep a result; its key, or None when an input changed while the check ran (not stored)."""
+def store(request: Request, manifest: dict[str, Any], findings: list[Finding], stable: bool, dockerfiles: tuple[str, ...] = ()) -> bytes | None:
+    """Keep a result (with the Dockerfiles it checked); its key, or None when an input changed
+    while the check ran (not stored)."""
     if not enabled() or not stable:
         return None
     folder = directory()
@@ -290,7 +298,7 @@ def store(request: Request, manifest: dict[str, Any], findings: list[Finding], s
     except (OSError, ValueError):
         return None
     _write(os.path.join(folder, k1.hex() + ".m"), manifest)
-    _write(os.path.join(folder, k2.hex() + ".r"), {"findings": findings, "rendered": {}})
+    _write(os.path.join(folder, k2.hex() + ".r"), {"findings": findings, "dockerfiles": list(dockerfiles), "rendered": {}})
     _prune(folder)
     return k2
 
@@ -350,9 +358,10 @@ class recording:
         _recording = None
 
 
-def manifest(root: str, opened: list[str], probed: list[str], globs: list[str], refs: list[str]) -> dict[str, Any]:
+def manifest(root: str, opened: list[str], probed: list[str], globs: list[str], refs: list[str], scan: bool = False) -> dict[str, Any]:
     """What a run depends on: the files it opened inside root and those it looked for (present
-    or not), the globs it expanded and the git refs it resolved."""
+    or not), the globs it expanded, the git refs it resolved and whether it scanned the tree
+    for Dockerfiles (depsync/dockerfile_scan.py)."""
     real_root = os.path.realpath(root)
     files = set(probed)
     for path in opened:
@@ -360,7 +369,7 @@ def manifest(root: str, opened: list[str], probed: list[str], globs: list[str], 
         if full == real_root or not full.startswith(real_root + os.sep) or os.path.isdir(full):
             continue
         files.add(os.path.relpath(os.path.abspath(path), os.path.abspath(root)))
-    return {"root": os.path.abspath(root), "files": sorted(files), "globs": sorted(set(globs)), "refs": sorted(set(refs))}
+    return {"root": os.path.abspath(root), "files": sorted(files), "globs": sorted(set(globs)), "refs": sorted(set(refs)), "scan": scan}
 
 
 def unchanged_since(root: str, files: list[str], started_ns: int) -> bool:

@@ -273,3 +273,16 @@ def set_config(root: Path, key: str, value: str) -> None:
 
 def remove_config_section(root: Path, section: str) -> None:
     _git(root, "config", "--local", "--remove-section", section, check=False)
+
+
+def list_tree(root: Path, ref: str) -> list[tuple[str, str]]:
+    """(mode, path relative to root) of every file under root at ref (symlinks and submodules
+    keep their own modes, so a caller can leave them out)."""
+    require_ref(ref)
+    result = _git(root, "ls-tree", "-r", "-z", ref, "--", ".")
+    out = []
+    for record in result.stdout.decode(errors="replace").split("\0"):
+        meta, tab, path = record.partition("\t")
+        if tab:
+            out.append((meta.split(" ", 1)[0], path))
+    return out

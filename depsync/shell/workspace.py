@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config, DockerfileSpec, load_config
+from depsync.shell import dockerfile_scan
+from depsync.core.dockerfile_discovery import Discovery, decide, owning_project
 from depsync.errors import DepsyncError
 from depsync.core.limits import check_size
 from depsync.core.model.dockerfile import Dockerfile
@@ -95,7 +97,7 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
 
 
 def _config_in(text: str, pyproject_path: str) -> Config:
-    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config)
+    return load_config(Pyproject.from_text(text, pyproject_path).depsync_config, text, pyproject_path)
 
 
 def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
@@ -150,11 +152,18 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     else:
         lock = Lock.from_text(lock_text, config.lock)
 
-    dockerfiles = []
-    for spec in config.dockerfiles:
-        text = reader.read_text(spec.path, required=config.dockerfiles_configured)
-        if text is not None:
-            dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
+    skipped: tuple[tuple[str, str], ...] = ()
+    if config.dockerfiles_configured:
+        dockerfiles = []
+        for spec in config.dockerfiles:
+            text = reader.read_text(spec.path, required=True)
+            if text is not None:
+                dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
+    else:
+        found = discover_dockerfiles(reader)
+        dockerfiles, skipped = list(found.checked), found.skipped
+        if found.truncated:
+            skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
 
     local_projects = _local_projects(reader, lock) if lock else {}
     members = _workspace_members(root, pyproject) if ref is None else None
@@ -163,8 +172,40 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     if note:
         early.append(RULES["protected-unchecked"].finding(config.protected_paths[0], 0, note, "run inside a clone that has the owner ref (git fetch origin)"))
     return CheckInputs(
-        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early), local_projects, members
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early), local_projects, members, skipped
     )
+
+
+def dockerfile_candidates(reader: FileReader) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """dockerfile_scan over the work tree, or over the tree at reader.ref."""
+    if reader.ref is None:
+        return dockerfile_scan.scan(str(reader.root))
+    from depsync.shell import git
+
+    return dockerfile_scan.git_scan(git.list_tree(reader.root, reader.ref))
+
+
+def discover_dockerfiles(reader: FileReader) -> Discovery:
+    """The project's Dockerfiles that run uv on it (depsync/dockerfile_discovery.py), each
+    candidate read through reader (so never through a symlink out of the project)."""
+    candidates, projects, truncated = dockerfile_candidates(reader)
+    parsed: dict[str, Dockerfile | str] = {}
+    real: dict[Path, str] = {}
+    for path in candidates:
+        if owning_project(path, projects) is not None:
+            continue
+        if reader.ref is None:
+            target = (reader.root / path).resolve()
+            if target in real:  # `Dockerfile -> docker/Dockerfile.ci`: one file, checked once
+                parsed[path] = f"the same file as {real[target]}"
+                continue
+            real[target] = path
+        try:
+            text = reader.read_text(path, required=False)
+            parsed[path] = "not found" if text is None else Dockerfile.from_text(text, path)
+        except DepsyncError as exc:
+            parsed[path] = f"not read: {exc.message}"
+    return decide(candidates, projects, parsed, truncated)
 
 
 def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:

@@ -24,7 +24,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def test_every_fixable_rule_has_a_fix() -> None:
     from depsync.core.findings import FIXABLE
 
-    assert FIXABLE == {autofix._STALE, autofix._PIN, autofix._METADATA}
+    assert FIXABLE == {autofix._STALE, autofix._RENAMED, autofix._PIN, autofix._METADATA}
 
 
 # -- the Megatron dev triple -----------------------------------------------------------------------
@@ -57,15 +57,21 @@ def test_fix_megatron(megatron_dev_project: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert "fixed 16 findings" in result.stderr and "run `depsync lock`" in result.stderr
     assert "docker-stale-no-install" not in result.stdout and "source-pin-not-commit" not in result.stdout
+    assert "docker-no-install-renamed" not in result.stdout
     assert "lock-stale" in result.stdout
+    # the 12 CUDA 12 flags now name the lock's CUDA 13 builds (kept, not deleted); the 2 with no other build go, said by name
+    assert "renamed 12 `--no-install-package` flags to the lock's other build: nvidia-cublas-cu12 -> nvidia-cublas," in result.stderr
+    assert "nvidia-cudnn-cu12 -> nvidia-cudnn-cu13" in result.stderr
+    assert "removed 2 stale `--no-install-package` flags (the lock has no such package, nor another build of it): torchvision, transformer-engine-cu12" in result.stderr
 
     new_docker = dockerfile.read_text()
-    removed = [line for line in old_docker.splitlines() if line not in new_docker.splitlines()]
-    assert len(removed) == 15  # 14 stale flags, and `--no-install-package triton \` which lost its `\`
-    assert "        --no-install-package torch \\\n        --no-install-package triton\nEOF\n" in new_docker
+    old_lines, new_lines = old_docker.splitlines(), new_docker.splitlines()
+    assert len(old_lines) - len(new_lines) == 2
+    assert "        --no-install-package nvidia-cudnn-cu13 \\" in new_lines and "        --no-install-package nvidia-nvtx" in new_lines
+    assert not any("torchvision" in line or "transformer-engine-cu12" in line for line in new_lines)
     # every other line as it was, in order
-    kept = [line for line in old_docker.splitlines() if line not in removed]
-    assert [line for line in new_docker.splitlines() if line != "        --no-install-package triton"] == kept
+    kept = [line for line in old_lines if "torchvision" not in line and "transformer-engine-cu12" not in line and "nvidia-" not in line]
+    assert [line for line in new_lines if "nvidia-" not in line] == kept
     # pyproject.toml: exactly the two pin lines changed, comments and layout kept
     assert len(old_pyproject.splitlines()) == len(pyproject.read_text().splitlines())
     changed = [(a, b) for a, b in zip(old_pyproject.splitlines(), pyproject.read_text().splitlines(), strict=True) if a != b]
@@ -90,7 +96,8 @@ def test_the_dockerfile_still_builds_the_same_commands(megatron_dev_project: Pat
     assert depsync("check", str(megatron_dev_project), "--fix").returncode == 1
     after = Dockerfile.from_text(path.read_text())
     words = [[w.value for w in c.words] for c in after.uv_commands]
-    assert words[-1][-4:] == ["--no-install-package", "torch", "--no-install-package", "triton"]
+    assert words[-1][-4:] == ["--no-install-package", "nvidia-nccl-cu13", "--no-install-package", "nvidia-nvtx"]
+    assert "torchvision" not in words[-1] and words[-1].count("--no-install-package") == 14
     assert [c.subcommand for c in before.uv_commands] == [c.subcommand for c in after.uv_commands]
 
 
@@ -154,9 +161,14 @@ def test_fix_never_writes_through_a_symlink(megatron_dev_project: Path, tmp_path
     real.unlink()
     real.symlink_to(outside)
     before = snapshot(megatron_dev_project), outside.read_bytes()
-    result = depsync("check", str(megatron_dev_project), "--fix")
+    # named: a refusal (exit 2), nothing written
+    result = depsync("check", str(megatron_dev_project), "--fix", "--dockerfile", "docker/Dockerfile.ci.dev")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert (snapshot(megatron_dev_project), outside.read_bytes()) == before
+    # found by discovery: not read (-v says why), and the fix never writes through it
+    found = depsync("check", str(megatron_dev_project), "--fix", "-v")
+    assert "Dockerfile not checked: docker/Dockerfile.ci.dev: not read: docker/Dockerfile.ci.dev resolves outside the project" in found.stderr
+    assert outside.read_bytes() == before[1]
 
 
 def test_fix_with_ref_is_refused(tmp_path: Path) -> None:

@@ -125,6 +125,18 @@ class UvCommand:
     env: tuple[tuple[str, str | None], ...] = ()  # UV_* variables uv sees; None: no single value
     exec_form: bool = False  # in `RUN ["uv", ...]`: no variable is expanded
     onbuild: bool = False
+    # what the RUN's `--mount=type=secret` mounts give: the variables (env=NAME) and the files
+    # (target=, default /run/secrets/<id>) a secret is read from; see reads_secret()
+    secrets: frozenset[str] = frozenset()
+
+    def reads_secret(self, unresolved: str) -> bool:
+        """Is this unresolved name (`$TOKEN`, `$(cat /run/secrets/x)`) a BuildKit secret's value?"""
+        name = unresolved.lstrip("$").strip("{}")
+        if name in self.secrets:
+            return True
+        if unresolved.startswith(("$(", "`")):
+            return "/run/secrets/" in unresolved or any(s.startswith("/") and s in unresolved for s in self.secrets)
+        return False
 
     def flag_values(self, *names: str) -> list[Arg]:
         """Values of a repeatable option (`--extra x`, `--extra=x`, and for a short one `-Ex`)."""
@@ -408,6 +420,7 @@ class _Builder:
         base = stage.env if onbuild else stage.variables
         env = {k: v for k, v in base.items() if k.startswith("UV_")}
         run = _Run(self, stage.name, onbuild, ChainMap({}, base), ChainMap({}, self.oversized))
+        run.secrets = secret_mounts(tuple(getattr(ins, "flags", ()) or ()))
         if isinstance(program, _Exec):
             args = [Arg(value, program.line) for value in program.argv]
             run.interpret(args, None, env, program.line, 0, exec_form=True)
@@ -421,6 +434,7 @@ class _Run:
     def __init__(self, builder: _Builder, stage: str, onbuild: bool, variables: ChainMap[str, str | None], oversized: ChainMap[str, bool]) -> None:
         self.builder, self.stage, self.onbuild = builder, stage, onbuild
         self.variables, self.oversized = variables, oversized
+        self.secrets: frozenset[str] = frozenset()
 
     def script(self, text: str, first_line: int, bodies: list[tuple[str, int]] | None, env: dict[str, str | None], depth: int) -> None:
         parsed = split_commands(text, first_line, bodies)
@@ -644,8 +658,28 @@ class _Run:
             words = words[: _run_options_end(words)]
         text = " ".join(a.value for a in args)
         self.builder.commands.append(
-            UvCommand(subcommand, args[i].line, self.stage, tuple(words), text, tuple(sorted(env.items())), exec_form, self.onbuild)
+            UvCommand(subcommand, args[i].line, self.stage, tuple(words), text, tuple(sorted(env.items())), exec_form, self.onbuild, self.secrets)
         )
+
+
+def secret_mounts(flags: tuple[str, ...]) -> frozenset[str]:
+    """The variables and files `RUN --mount=type=secret,id=x[,target=/p][,env=NAME]` provides."""
+    out: set[str] = set()
+    for flag in flags:
+        if not flag.startswith("--mount="):
+            continue
+        fields = dict(part.partition("=")[::2] for part in flag[len("--mount=") :].split(","))
+        if fields.get("type") != "secret":
+            continue
+        if fields.get("env"):
+            out.add(fields["env"])
+        target = fields.get("target") or fields.get("dst") or fields.get("destination")
+        secret_id = fields.get("id")
+        if target:
+            out.add(target)
+        elif secret_id:
+            out.add(f"/run/secrets/{secret_id}")
+    return frozenset(out)
 
 
 def _script_text(arg: Arg) -> str:

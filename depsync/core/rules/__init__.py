@@ -41,6 +41,7 @@ RULES: dict[str, Rule] = {
         Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
         Rule("docker-not-locked", _E, "`uv sync` without `--locked`/`--frozen` (warning when another `uv sync` in the same file is locked)"),
         Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
+        Rule("docker-no-install-renamed", _E, "a `--no-install-package` names a package the lock now has as another build (`-cu12` -> `-cu13`), which the image installs"),
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
         Rule("static-model-disagrees", _W, "depsync's static model called uv.lock stale, but a real `uv lock --check --offline` accepts it"),
@@ -92,6 +93,8 @@ class CheckInputs:
     local_projects: dict[str, Pyproject] = field(default_factory=dict)
     # names of the workspace members on disk (root included); None when unknown (no workspace, or --ref)
     workspace_members: frozenset[str] | None = None
+    # Dockerfiles discovery looked at and left out, with why (empty when `dockerfiles` is configured)
+    dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

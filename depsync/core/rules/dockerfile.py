@@ -9,6 +9,7 @@ flag; there is no `-E` short option (uv fails with "unexpected argument '-E'").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -114,12 +115,69 @@ def _why_unresolved(arg: Arg) -> str:
     return "which has no single value here"
 
 
+_VERSION_LIKE = re.compile(r"[a-z]*\d+[a-z0-9]*")
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _version_like(segment: str) -> bool:
+    return bool(_VERSION_LIKE.fullmatch(segment))
+
+
+def _letters(segment: str) -> str:
+    return segment[: len(segment) - len(segment.lstrip("abcdefghijklmnopqrstuvwxyz"))]
+
+
+def is_counterpart(name: str, other: str) -> bool:
+    """Do two canonical names differ only by a version-like segment: `-cu12` / `-cu13` (the same
+    letters, other digits), or one name has a version-like segment the other lacks
+    (`nvidia-cublas-cu12` / `nvidia-cublas`: CUDA 13 wheels dropped the suffix)?"""
+    a, b = name.split("-"), other.split("-")
+    if a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 and _version_like(a[diff[0]]) and _version_like(b[diff[0]]) and _letters(a[diff[0]]) == _letters(b[diff[0]])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    if len(longer) != len(shorter) + 1 or not shorter:
+        return False
+    return any(longer[:i] + longer[i + 1 :] == shorter and _version_like(longer[i]) for i in range(1, len(longer)))
+
+
+def asked_for(inputs: CheckInputs) -> set[str]:
+    """Canonical names of what pyproject.toml itself asks for (dependencies, extras, groups)."""
+    out = set()
+    for text, _ in inputs.pyproject.all_requirement_strings():
+        match = _REQUIREMENT_NAME.match(text) if isinstance(text, str) else None
+        if match:
+            out.add(_canonical(match.group(1)))
+    return out
+
+
+def renamed_counterparts(name: str, lock_names: set[str], asked: set[str]) -> list[str]:
+    """The lock's names for what a stale `--no-install-package name` meant (another build of
+    the same package), sorted. A name pyproject asks for itself is not one: keeping it out of
+    the image would drop a dependency the project declares (`transformer-engine` for a stale
+    `transformer-engine-cu12`)."""
+    wanted = _canonical(name)
+    return sorted(c for c in lock_names if c not in asked and is_counterpart(wanted, c))
+
+
 def _meant(name: str, known: set[str] | frozenset[str]) -> str:
     """`; did you mean 'nvidia-cudnn-cu13'?` for a near miss (another CUDA build, a typo)."""
     from depsync.core.findings import did_you_mean
 
     guess = did_you_mean(_canonical(name), known)
     return f"; did you mean {guess!r}?" if guess else ""
+
+
+def _declared(name: str, declared: set[str]) -> str:
+    """Why a close name the project declares itself is not offered in the flag's place."""
+    from depsync.core.findings import did_you_mean
+
+    guess = did_you_mean(_canonical(name), declared)
+    if guess is None:
+        return ""
+    return f" ({guess!r} in the lock is a dependency pyproject.toml declares: naming it here would keep it out of the image)"
 
 
 def _literal_hint(command: UvCommand, value: str) -> str:
@@ -145,6 +203,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     extras = {_canonical(e) for e in pyproject.extra_names}
     groups = {_canonical(g) for g in pyproject.group_names()}
     lock_names = {_canonical(n) for n in inputs.lock.names()} if inputs.lock else None
+    asked: set[str] | None = None  # computed on the first stale flag only
     for dockerfile in inputs.dockerfiles:
         path = dockerfile.path
         any_locked = any(c.subcommand == "sync" and _locking(c)[0] for c in dockerfile.uv_commands)
@@ -154,6 +213,16 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
             where = f"`uv {command.subcommand}`" + (" (ONBUILD)" if command.onbuild else "")
             for arg in _reported_unresolved(command):
                 names = ", ".join(_shown(n) for n in arg.unresolved)
+                if all(command.reads_secret(n) for n in arg.unresolved):
+                    # a BuildKit secret is known only to the build, by design: never ask for it as a build arg
+                    if any(v.line == arg.line and v.unresolved == arg.unresolved for v in command.flag_values(*_CHECKED)):
+                        yield RULES["docker-unresolved"].finding(
+                            path,
+                            arg.line,
+                            f"{where} argument {arg.value!r} is read from a BuildKit secret ({names}), so depsync cannot check it",
+                            "name the extra, group or package in the Dockerfile itself; keep secrets for credentials",
+                        ).with_severity(Severity.INFO)
+                    continue
                 yield RULES["docker-unresolved"].finding(
                     path,
                     arg.line,
@@ -223,10 +292,34 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         finding = finding.with_severity(Severity.WARNING)
                     yield finding
             for arg in _names(command, ("--no-install-package",)) if lock_names is not None else ():
-                if _canonical(arg.value) not in lock_names:  # type: ignore[operator]
+                if _canonical(arg.value) in lock_names:  # type: ignore[operator]
+                    continue
+                assert lock_names is not None
+                if asked is None:
+                    asked = asked_for(inputs)
+                found = renamed_counterparts(arg.value, lock_names, asked)
+                if len(found) == 1:
+                    yield RULES["docker-no-install-renamed"].finding(
+                        path,
+                        arg.line,
+                        f"--no-install-package {arg.value} keeps nothing out: the lock has {found[0]!r} instead, "
+                        f"so the image installs it over what the base image ships; write `--no-install-package {found[0]}`",
+                        "name the lock's build of the package in the flag (never delete it: that installs the lock's build)",
+                    )
+                elif found:
+                    yield RULES["docker-no-install-renamed"].finding(
+                        path,
+                        arg.line,
+                        f"--no-install-package {arg.value} keeps nothing out: the lock has {len(found)} builds of it instead "
+                        f"({', '.join(found)}), which the image installs",
+                        "write the one the image must not install (`--no-install-package NAME`); depsync cannot tell which",
+                    )
+                else:
                     yield RULES["docker-stale-no-install"].finding(
                         path,
                         arg.line,
-                        f"--no-install-package {arg.value} does nothing: the lock has no package {arg.value!r}" + _meant(arg.value, lock_names),  # type: ignore[arg-type]
+                        f"--no-install-package {arg.value} does nothing: the lock has no package {arg.value!r} and no other build of it"
+                        + _meant(arg.value, lock_names - asked)
+                        + _declared(arg.value, lock_names & asked),
                         "remove the flag (if the package was renamed, write its new name instead)",
                     )

@@ -44,11 +44,23 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "docker-stale-no-install": RuleDoc(
         why="A `--no-install-package` that names a package the lock does not contain does nothing. It usually means the lock moved on "
-        "(Megatron-LM's `nvidia-*-cu12` flags after the lock went to CUDA 13): the package the flag was meant to keep out of the image "
-        "now has another name and gets installed. The finding says which locked name is close (\"did you mean\").",
-        example="RUN uv sync --locked \\\n        --no-install-package torch \\\n        --no-install-package nvidia-cudnn-cu12   # the lock has nvidia-cudnn-cu13",
+        "(the package is gone from the dependency tree, as torchvision from a lock without it). When the lock has the package as "
+        "another build (`-cu12` -> `-cu13`), that is `docker-no-install-renamed`, an error.",
+        example="RUN uv sync --locked \\\n        --no-install-package torch \\\n        --no-install-package torchvision   # the lock has no torchvision",
         fix="`depsync check --fix` removes the stale flags from the exact lines, keeping the rest of each line and the `\\` "
-        "continuations intact. If the package was renamed, write the new name instead.",
+        "continuations intact, and names each one it removed. A flag whose package the lock has as another build is "
+        "`docker-no-install-renamed` instead (renamed, never deleted).",
+    ),
+    "docker-no-install-renamed": RuleDoc(
+        why="A `--no-install-package` keeps a package out of the image, usually because the base image ships its own build "
+        "(CUDA libraries, torch). When the lock moves to another build of that package (`nvidia-cudnn-cu12` -> `nvidia-cudnn-cu13`, "
+        "or `nvidia-cublas-cu12` -> `nvidia-cublas`), the flag names nothing and the new build is installed over the base image's "
+        "libraries: the image changes, so this is an error. Deleting the flag turns the check green and keeps that change. "
+        "depsync calls two names builds of one package when they differ only by a version-like segment (`cu12`/`cu13`, a segment "
+        "with digits present in one name only); a name pyproject.toml asks for itself is never offered.",
+        example="RUN uv sync --locked \\\n        --no-install-package nvidia-cudnn-cu12   # the lock has nvidia-cudnn-cu13",
+        fix="`depsync check --fix` writes the lock's name in the flag when the lock has exactly one other build. With several "
+        "(a stale `nvidia-nccl-cu12` and a lock with both `nvidia-nccl-cu11` and `nvidia-nccl-cu13`), it leaves the flag and says so: write the one the image must not install.",
     ),
     "docker-unresolved": RuleDoc(
         why="A flag value that uses a variable with no default, a build argument nobody passes, or a command substitution is only known "
