@@ -45,6 +45,7 @@ class Reconciliation:
     unmerged: list[str] = field(default_factory=list)  # paths still conflicted afterwards (from the repository top)
     failure: str | None = None  # the step that failed, in one line: files were put back
     checked: bool = False  # the closing `depsync check` ran
+    config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
 
     @property
     def dev_commit(self) -> str:
@@ -79,6 +80,7 @@ class Reconciliation:
             any(d.needs_review for d in self.decisions)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
+            or bool(self.config_drift)
         )
 
     @property

@@ -72,6 +72,7 @@ class CliOverrides:
     owner_ref: str | None = None
     lock: str | None = None
     pyproject: str | None = None
+    config: Config | None = None  # the operator's trusted config (reconcile: dev's); None: the file's
 
 
 def _markers_finding(path: str, lines: list[int]) -> Finding:
@@ -111,7 +112,8 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
     pyproject_path = overrides.pyproject or "pyproject.toml"
     text = reader.read_text(pyproject_path)
     assert text is not None
-    config = (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path)).with_overrides(
+    base = overrides.config or (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path))
+    config = base.with_overrides(
         pyproject=overrides.pyproject,
         lock=overrides.lock,
         owner_ref=overrides.owner_ref,

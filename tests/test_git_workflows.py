@@ -24,6 +24,8 @@ DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
 
 
 def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # these repositories have no origin remote: the operator names the owner ref (never the repository)
+    env = {"DEPSYNC_OWNER_REF": "dev", **(os.environ if env is None else env)}
     return subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env)
 
 

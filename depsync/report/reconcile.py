@@ -147,9 +147,12 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
     flagged = [d for d in result.decisions if d.needs_review]
     meta = [m for m in result.metadata if m.needs_review]
     errors = [f for f in result.findings if str(f.severity) == "error"]
-    if not (flagged or meta or errors):
+    if not (flagged or meta or errors or result.config_drift):
         return []
     lines = ["### Needs review", ""]
+    if result.config_drift:
+        keys = ", ".join(f"`{_cell(k)}`" for k in result.config_drift)
+        lines.append(f"- main changed `[tool.depsync]` ({keys}): ignored: the bot runs on dev's committed table, which the merge keeps")
     shown = flagged[:50] if compact else flagged
     for d in shown:
         lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
@@ -315,6 +318,7 @@ def to_json(result: Reconciliation) -> str:
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
         "unmerged": result.unmerged,
         "next_steps": next_steps(result),
+        "config_drift": list(result.config_drift),
         "needs_review": result.needs_review,
     }
     return redact(json.dumps(document, indent=2, default=str))
