@@ -92,6 +92,20 @@ def host_ca_bundle(environ: Mapping[str, str] | None = None) -> Path | None:
     return ca_bundle(environ)
 
 
+def project_cache_volume(project: Path, uid: int | None = None) -> str:
+    """The uv cache volume of one project checkout and one caller: `depsync-uv-cache-<uid>-<hash>`.
+
+    One shared writable cache would be a channel between projects: a build backend of one
+    project could rewrite a cached package that another project's next lock runs. The key is
+    what the operator controls (the checkout's real path and the uid), never a name from the
+    repository, which a hostile project could copy."""
+    import hashlib
+
+    uid = os.getuid() if uid is None else uid
+    digest = hashlib.sha256(os.fsencode(project.resolve())).hexdigest()[:16]
+    return f"depsync-uv-cache-{uid}-{digest}"
+
+
 def caller_user() -> str:
     """The uid:gid every container runs as: the caller's, so the work copy stays theirs."""
     return f"{os.getuid()}:{os.getgid()}"
@@ -859,7 +873,7 @@ class DockerRunner:
         self,
         image: str,
         uv_version: str | None = None,  # wanted version; None: the image's uv
-        cache_volume: str = "depsync-uv-cache",
+        cache_volume: str | None = None,  # None: the project's own (project_cache_volume)
         environ: dict[str, str] | None = None,
         memory: str | None = None,  # a memory limit for every container ("8g"); None: the engine's default
         endpoint: Endpoint | None = None,  # None: discovered from environ like the docker CLI
@@ -921,7 +935,8 @@ class DockerRunner:
         image = self._image(run, endpoint, timeout, phase)
         uv_mounts, uv_exe, version, notes = self._uv(run, image, phase)
         run.step = "creating the cache volume"
-        self._cache(engine)
+        volume = self.cache_volume or project_cache_volume(project)
+        self._cache(engine, volume)
         environment = {
             "HOME": "/tmp/depsync-home",
             "UV_CACHE_DIR": CACHE_MOUNT,
@@ -929,7 +944,7 @@ class DockerRunner:
             "NO_COLOR": "1",
             **forwarded_environment(self.environ),
         }
-        mounts: list[dict[str, Any]] = [{"Type": "volume", "Source": self.cache_volume, "Target": CACHE_MOUNT}, *uv_mounts]
+        mounts: list[dict[str, Any]] = [{"Type": "volume", "Source": volume, "Target": CACHE_MOUNT}, *uv_mounts]
         ca = host_ca_bundle(self.environ)
         if ca is not None:
             mounts.append({"Type": "bind", "Source": str(ca.resolve()), "Target": CA_MOUNT, "ReadOnly": True})
@@ -1071,14 +1086,14 @@ class DockerRunner:
             return facts, True
         return facts, status == 127  # 127: an entrypoint script's shell found no uv
 
-    def _cache(self, engine: EngineAPI) -> None:
+    def _cache(self, engine: EngineAPI, volume: str) -> None:
         """The named cache volume, created (labelled) on first use."""
         try:
-            engine.call("GET", f"/volumes/{_quote(self.cache_volume)}")
+            engine.call("GET", f"/volumes/{_quote(volume)}")
         except EngineError as exc:
             if exc.status != 404:
                 raise
-            engine.call("POST", "/volumes/create", body={"Name": self.cache_volume, "Labels": {ROLE_LABEL: "cache"}})
+            engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": {ROLE_LABEL: "cache"}})
 
 
 def _writable_by_all(engine: EngineAPI, container: str, path: str) -> bool:
@@ -1132,5 +1147,6 @@ __all__ = [
     "forwarded_environment",
     "hardening",
     "host_ca_bundle",
+    "project_cache_volume",
     "sweep",
 ]
