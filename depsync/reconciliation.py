@@ -46,6 +46,7 @@ class Reconciliation:
     failure: str | None = None  # the step that failed, in one line: files were put back
     checked: bool = False  # the closing `depsync check` ran
     config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
+    hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
 
     @property
     def dev_commit(self) -> str:
@@ -81,6 +82,7 @@ class Reconciliation:
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
             or bool(self.config_drift)
+            or bool(self.hint_drift)
         )
 
     @property

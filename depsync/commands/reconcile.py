@@ -31,6 +31,7 @@ from depsync.reconciliation import LockOutcome, Reconciliation
 from depsync.rules import run_rules
 from depsync.rules.sources import required_names
 from depsync.runners import Runner
+from depsync.runners.choose import IMAGE_HINTS
 from depsync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.uv import error_summary
 from depsync.workspace import CliOverrides, FileReader, ci_dockerfile, load_inputs
@@ -152,6 +153,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
             raise DepsyncError(f"{config.pyproject} at {side} has conflict markers")
     projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}  # validates
     config_drift = changed_by_main(*(projects[side].depsync_config for side in ("base", "dev", "main")))
+    hint_drift = tuple(path for path in IMAGE_HINTS if changed_by_main(*({path: readers[side].read_bytes(path)} for side in ("base", "dev", "main"))))
     sources = {side: project.uv.get("sources", {}) for side, project in projects.items()}
 
     # the cases first: evidence is gathered only for the names where dev and main differ
@@ -169,7 +171,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         confined(root, path, "a file reconcile writes")  # refused before anything is written
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
-    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift)
+    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift)
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock) and current != data:
@@ -200,7 +202,7 @@ def _runner(options: ReconcileOptions, config: Config, dev_commit: str) -> tuple
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
     dockerfile, path = ci_dockerfile(reader, config)
     lock_options = LockOptions(options.root, options.runner, options.image, timeout=options.timeout, memory=options.memory)
-    return choose_runner(lock_options, config, pyproject, dockerfile, path)
+    return choose_runner(lock_options, config, pyproject, dockerfile, path, hints=reader)  # image hints: dev's, not the merged tree's
 
 
 def _for_reconcile(message: str) -> str:

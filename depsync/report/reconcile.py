@@ -147,12 +147,14 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
     flagged = [d for d in result.decisions if d.needs_review]
     meta = [m for m in result.metadata if m.needs_review]
     errors = [f for f in result.findings if str(f.severity) == "error"]
-    if not (flagged or meta or errors or result.config_drift):
+    if not (flagged or meta or errors or result.config_drift or result.hint_drift):
         return []
     lines = ["### Needs review", ""]
     if result.config_drift:
         keys = ", ".join(f"`{_cell(k)}`" for k in result.config_drift)
         lines.append(f"- main changed `[tool.depsync]` ({keys}): ignored: the bot runs on dev's committed table, which the merge keeps")
+    for path in result.hint_drift:
+        lines.append(f"- main changed the image hint `{_cell(path)}`: ignored, the relock used dev's committed one; the merged work tree has main's (`git checkout {result.dev_commit} -- {_cell(path)}` keeps dev's)")
     shown = flagged[:50] if compact else flagged
     for d in shown:
         lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
@@ -319,6 +321,7 @@ def to_json(result: Reconciliation) -> str:
         "unmerged": result.unmerged,
         "next_steps": next_steps(result),
         "config_drift": list(result.config_drift),
+        "hint_drift": list(result.hint_drift),
         "needs_review": result.needs_review,
     }
     return redact(json.dumps(document, indent=2, default=str))

@@ -47,7 +47,7 @@ from typing import Any, BinaryIO
 from depsync import signals
 from depsync.errors import DepsyncError
 from depsync.redact import redact, secret_values
-from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
+from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, read_result, write_replacements
 
 WORKDIR = "/workspace"
 CACHE_MOUNT = "/uv-cache"
@@ -726,7 +726,9 @@ class _Run:
         self.step = f"creating the {role} container"
         labels = {RUN_LABEL: self.id, ROLE_LABEL: role, OWNER_LABEL: self.owner}
         hardened = hardening(self.memory)
-        body: dict[str, Any] = {"Image": image, "Cmd": command, "Labels": labels, "User": hardened["User"], "AttachStdout": True, "AttachStderr": True}
+        # the entrypoint is set, never the image's: an image's ENTRYPOINT script would run first,
+        # with the forwarded credentials, and could rewrite the command
+        body: dict[str, Any] = {"Image": image, "Entrypoint": command[:1], "Cmd": command[1:], "Labels": labels, "User": hardened["User"], "AttachStdout": True, "AttachStderr": True}
         if environment:
             body["Env"] = [f"{k}={v}" for k, v in environment.items()]
         if working_dir:
@@ -968,8 +970,7 @@ class DockerRunner:
             raise DepsyncError(f"uv could not start in {self.image} ({redact(exc.explanation, run.secrets)[:300]}); uv.lock is unchanged") from None
         if status != 0 and not run.engine_answers():  # a daemon that shuts down stops uv first
             raise DepsyncError(_engine_lost(run, ConnectionError(f"uv ended with status {status} and the engine no longer answers")))
-        lock_file = copy / "uv.lock"
-        new_lock = lock_file.read_bytes() if status == 0 and "--check" not in args and lock_file.is_file() else None
+        new_lock = read_result(copy) if status == 0 and "--check" not in args else None
         return LockRun(status, "\n".join(lines), version, new_lock, notes)
 
     def _copy(self, project: Path, endpoint: Endpoint, holders: list[Path]) -> Path:

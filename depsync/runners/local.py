@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
+from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, read_result, write_replacements
 from depsync.uv import stream_uv
 
 
@@ -41,8 +41,7 @@ class LocalRunner:
             if on_phase:
                 on_phase("uv lock")
             result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)))
-            lock_file = copy / "uv.lock"
-            new_lock = lock_file.read_bytes() if result.returncode == 0 and "--check" not in args and lock_file.is_file() else None
+            new_lock = read_result(copy) if result.returncode == 0 and "--check" not in args else None
             return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock)
         finally:
             shutil.rmtree(holder, ignore_errors=True)
