@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from depsync.config import Config, DockerfileSpec, load_config
 from depsync.errors import DepsyncError
 from depsync.limits import check_size
+from depsync.members import member_directories
 from depsync.model.dockerfile import Dockerfile
 from depsync.model.pyproject import Pyproject
 from depsync.model.tomltext import conflict_marker_lines
@@ -195,11 +196,11 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
     excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
     names = {pyproject.name} if pyproject.name else set()
     for pattern in workspace.get("members", []):
-        for directory in sorted(root.glob(str(pattern))):
+        for relative, has_pyproject in member_directories(str(root), str(pattern)):
+            directory = root / relative
             if not inside(directory, root):  # `members = ["../*"]`: outside the project, not read
                 continue
-            relative = directory.relative_to(root).as_posix()
-            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not (directory / "pyproject.toml").is_file():
+            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not has_pyproject:
                 continue
             if not inside(directory / "pyproject.toml", root):
                 continue

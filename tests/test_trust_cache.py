@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,38 @@ def test_the_volume_key_is_the_checkout_and_the_uid(tmp_path: Path) -> None:
     assert project_cache_volume(tmp_path / "a") == project_cache_volume(tmp_path / "link")  # the real path
     assert project_cache_volume(tmp_path / "a") != project_cache_volume(tmp_path / "b")
     assert project_cache_volume(tmp_path / "a", 1000) != project_cache_volume(tmp_path / "a", 1001)
+
+
+# -- the check cache: a member check reads is never outside its key --------------------------------
+
+MEMBER = '[project]\nname = "{name}"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+
+
+def check(root: Path, cache_home: Path, *args: str) -> int:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    return subprocess.run([sys.executable, "-m", "depsync.entry", "check", str(root), *args], capture_output=True, text=True, env=env).returncode
+
+
+@pytest.mark.parametrize(
+    "before, added",
+    [
+        ({}, {"packages/.hidden/pyproject.toml": MEMBER.format(name="hidden")}),  # a dot directory `*` matches for uv
+        ({"packages/a/deep/er/README.md": "x\n"}, {"packages/a/deep/er/pyproject.toml": MEMBER.format(name="er")}),  # a matched directory gains a pyproject
+        ({}, {"packages/a/deeper/still/er/pyproject.toml": MEMBER.format(name="er")}),  # `**` deeper than one level
+    ],
+    ids=["dot-directory", "gains-a-pyproject", "deep-double-star"],
+)
+def test_a_new_member_is_never_a_stale_replay(tmp_path: Path, before: dict[str, str], added: dict[str, str]) -> None:
+    root, cache_home = tmp_path / "ws", tmp_path / "cache"
+    write_files(root, {
+        "pyproject.toml": MEMBER.format(name="root") + 'dependencies = []\n\n[tool.uv.workspace]\nmembers = ["packages/*", "packages/**/er"]\n',
+        "packages/a/pyproject.toml": MEMBER.format(name="a"),
+    })
+    uv_env = dict(os.environ, UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    assert subprocess.run(["uv", "lock", "--offline", "-q"], cwd=root, env=uv_env).returncode == 0
+    write_files(root, before)
+    assert check(root, cache_home) == 0 and check(root, cache_home) == 0  # stored, then replayed
+    write_files(root, added)
+    assert subprocess.run(["uv", "lock", "--check", "--offline", "-q"], cwd=root, env=uv_env, capture_output=True).returncode == 1  # uv: stale
+    assert check(root, cache_home, "--no-cache") == 1
+    assert check(root, cache_home) == 1  # the cache agrees with both
