@@ -47,6 +47,7 @@ from typing import Any, BinaryIO
 from depsync import signals
 from depsync.errors import DepsyncError
 from depsync.redact import redact, secret_values
+from depsync.streaming import LineSplitter, Tail
 from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, read_result, write_replacements
 
 WORKDIR = "/workspace"
@@ -753,7 +754,7 @@ class _Run:
         try:
             waiter = engine.open_stream("POST", f"/containers/{container}/wait", params={"condition": "removed"}, timeout=timeout)
             try:
-                lines: list[str] = []
+                lines = Tail()
                 reader = threading.Thread(target=_pump, args=(attach.reader, lines, on_line, self.secrets, transform), daemon=True)
                 reader.start()
                 self.step = f"starting {what}"
@@ -779,7 +780,7 @@ class _Run:
                 waiter.close()
         finally:
             attach.close()
-        return int(result.get("StatusCode", 1)), lines
+        return int(result.get("StatusCode", 1)), lines.lines()
 
     @property
     def clean(self) -> bool:
@@ -810,14 +811,16 @@ def _frames(stream: BinaryIO):  # type: ignore[no-untyped-def]
         if len(header) < 8:
             return
         size = int.from_bytes(header[4:8], "big")
-        data = stream.read(size) if size else b""
-        if data:
+        while size > 0:  # a frame can be up to 4 GiB: read in pieces, memory stays bounded
+            data = stream.read(min(size, 65536))
+            if not data:
+                return
+            size -= len(data)
             yield data
-        if len(data) < size:
-            return
 
 
-def _pump(stream: BinaryIO, lines: list[str], on_line: LineSink | None, secrets: list[str], transform: Any) -> None:
+def _pump(stream: BinaryIO, lines: Tail, on_line: LineSink | None, secrets: list[str], transform: Any) -> None:
+    """The container's output as lines, in bounded memory (depsync/streaming.py)."""
     def emit(raw: bytes) -> None:
         line = raw.decode(errors="replace").rstrip("\r")
         line = redact(transform(line) if transform else line, secrets)
@@ -825,17 +828,16 @@ def _pump(stream: BinaryIO, lines: list[str], on_line: LineSink | None, secrets:
         if on_line:
             on_line(line)
 
-    buffer = b""
+    splitter = LineSplitter()
     try:
         for chunk in _frames(stream):
-            buffer += chunk
-            while b"\n" in buffer:
-                raw, buffer = buffer.split(b"\n", 1)
+            for raw in splitter.feed(chunk):
                 emit(raw)
     except Exception:  # the container was removed under us (timeout, signal) or the engine went away
         return
-    if buffer.strip():
-        emit(buffer)
+    rest = splitter.close()
+    if rest is not None and rest.strip():
+        emit(rest)
 
 
 def _cache_mode_archive() -> bytes:
