@@ -76,6 +76,7 @@ def test_no_command_prints_a_planted_secret(tmp_path: Path) -> None:
         UV_INDEX_PRIVATE_PASSWORD=TOKENS["uv_index"],
         UV_INDEX_URL=f"https://bot:{TOKENS['index']}@index.example.invalid/simple",
         XDG_CACHE_HOME=str(tmp_path / "cache"),
+        DEPSYNC_OWNER_REF="dev",  # no origin remote: the operator names the owner ref
     )
     outputs = []
     for fmt in ("human", "json", "github"):

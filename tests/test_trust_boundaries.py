@@ -76,8 +76,14 @@ def test_a_ref_from_config_never_becomes_an_option(tmp_path: Path) -> None:
     out = tmp_path / "written-by-git"
     table = f'owner-ref = "--output={out}"\nupstream-ref = "main"\n'
     repo = init_repo(tmp_path / "repo", {"pyproject.toml": demo_pyproject('evil = { path = "evil" }', table), "uv.lock": LOCK}, branch="dev")
+    # reconcile and guard read the owner ref's committed config (the operator names the ref)
+    env = dict(os.environ, DEPSYNC_OWNER_REF="dev")
     for args in (("check",), ("reconcile", "--dry-run"), ("guard",)):
-        result = depsync(repo, *args)
+        result = depsync(repo, *args, env=env)
+        assert "is not a git ref" in one_error_line(result)
+    # and the operator's own names are validated the same way
+    for args in (("reconcile", "--dry-run"), ("guard",)):
+        result = depsync(repo, *args, env=dict(os.environ, DEPSYNC_OWNER_REF=f"--output={out}"))
         assert "is not a git ref" in one_error_line(result)
     assert not out.exists()
 
@@ -332,7 +338,7 @@ def test_a_config_path_outside_the_project_is_refused(tmp_path: Path, material: 
     text = (small_repo / "pyproject.toml").read_text() + f'\n[tool.depsync]\nlock = "{lock_path}"\nowner-ref = "dev"\n'
     (small_repo / "pyproject.toml").write_text(text)
     git(small_repo, "commit", "-qam", "lock elsewhere")
-    for args in (("lock", "--runner", "local"), ("check",), ("reconcile", "--no-fetch", "--main", "main", "--runner", "local")):
+    for args in (("lock", "--runner", "local"), ("check",), ("reconcile", "--no-fetch", "--dev", "sync", "--main", "main", "--runner", "local")):
         line = one_error_line(depsync(small_repo, *args, env=env_for(material)))
         assert "leaves the project" in line or "is absolute" in line
     assert victim.read_text() == "precious\n"

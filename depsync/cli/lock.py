@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
     lock.add_argument("--check", action="store_true", help="only check that uv.lock is fresh (uv lock --check in the image)")
     lock.add_argument("--summary", type=Path, metavar="FILE", help="write a Markdown summary of the changes here")
     lock.add_argument("--timeout", type=float, default=1800, metavar="SECONDS", help="how long uv may take (default: 1800)")
-    lock.add_argument("--cache-volume", default="depsync-uv-cache", metavar="NAME", help="the volume for uv's cache (default: depsync-uv-cache)")
+    lock.add_argument("--cache-volume", default=None, metavar="NAME", help="the volume for uv's cache (default: one per project checkout and uid, depsync-uv-cache-UID-HASH)")
     lock.add_argument("--memory", metavar="SIZE", help="memory limit of the lock container, e.g. 8g (default: none)")
     global_options(lock, root=False)
 

@@ -30,8 +30,9 @@ from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.rules import CheckInputs, freshness
 from depsync.core.trust import is_full_commit
-from depsync.shell.workspace import FileReader, config_of
+from depsync.shell.workspace import FileReader
 from depsync.core.sync.surface import unsanctioned
+from depsync.shell import trusted_config
 
 
 @dataclass(frozen=True)
@@ -72,18 +73,13 @@ def _metadata_sanctioned(ours: list, expected: list, dev: list, main: list) -> b
     return all(o.get(k) in (e.get(k), d.get(k), m.get(k)) for k in set(o) | set(e))
 
 
-def _parents(root: Path, commit: str, config: Config, options: GuardOptions) -> tuple[str, str]:
-    """(dev parent, main parent) of the merge commit."""
+def _parents(root: Path, commit: str, owner: str | None, options: GuardOptions) -> tuple[str, str]:
+    """(dev parent, main parent) of the merge commit; owner: the owner ref's commit when known."""
     if options.dev and options.main:
         return git.resolve(root, options.dev), git.resolve(root, options.main)
     parents = git.parents(root, commit)
     if len(parents) != 2:
         raise DepsyncError(f"{options.ref} is not a merge commit: guard checks the commit that merges main into dev (or pass --dev and --main)")
-    owner = None
-    try:
-        owner = git.resolve(root, options.dev or config.owner_ref)
-    except DepsyncError:
-        pass
     if owner is not None and git.is_ancestor(root, parents[1], owner) and not git.is_ancestor(root, parents[0], owner):
         return parents[1], parents[0]
     return parents[0], parents[1]  # git merge origin/main on a branch from dev: dev is the first parent
@@ -94,8 +90,14 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     if not git.is_repository(root):
         raise DepsyncError(f"{root} is not a git repository")
     commit = git.resolve(root, options.ref)
-    config = config_of(FileReader(root, commit))
-    dev, main = _parents(root, commit, config, options)
+    # the merge commit is main's content too: who dev is and what is protected come from the
+    # operator (--dev, DEPSYNC_OWNER_REF, the default) and dev's committed config, never from it
+    owner_ref, _ = trusted_config.owner_ref(options.dev)
+    owner = _commit_or_none(root, owner_ref)
+    config = trusted_config.owner_config(root, owner) if owner is not None else None
+    dev, main = _parents(root, commit, owner, options)
+    if config is None or options.dev:
+        config = trusted_config.owner_config(root, dev)  # the dev parent: the owner's side of this merge
     base = git.merge_base(root, dev, main)
     here, at_dev, at_main, at_base = (FileReader(root, c) for c in (commit, dev, main, base))
     dev_short, main_short = git.short(root, dev), git.short(root, main)
@@ -245,10 +247,14 @@ def run_pre_push(root: Path, pushed: list[Pushed]) -> int:
         merges = [m for m in _new_merges(root, tip, remote) if m not in seen]
         if not merges:
             continue
-        config = config_of(FileReader(root, tip))
-        owner, upstream = (_commit_or_none(root, ref) for ref in (config.owner_ref, config.upstream_ref))
+        # the pushed tip is what is being checked: the refs come from the operator and the
+        # owner ref's committed config, never from the tip
+        owner_ref, _ = trusted_config.owner_ref(None)
+        owner = _commit_or_none(root, owner_ref)
+        config = trusted_config.owner_config(root, owner) if owner is not None else Config()
+        upstream = _commit_or_none(root, config.upstream_ref)
         if owner is None or upstream is None:
-            missing = config.owner_ref if owner is None else config.upstream_ref
+            missing = owner_ref if owner is None else config.upstream_ref
             print(f"depsync guard: {missing} not found here, so sync merges in {push.local_ref} cannot be told apart; "
                   f"nothing checked (git fetch, then push again to check)", file=sys.stderr)
             continue

@@ -37,7 +37,7 @@ from depsync.core.rules.sources import required_names
 from depsync.shell.runners import Runner
 from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.shell.uv import error_summary
-from depsync.shell.workspace import CliOverrides, FileReader, config_of, load_inputs
+from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
 from depsync.core.findings import Finding
 from depsync.core.sync.merge import reconciled_surface
 from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
@@ -45,6 +45,9 @@ from depsync.shell.surface_evidence import merged_code_uses
 from depsync.core.lockdiff import lock_rewrites
 from depsync.core.redact import redact
 from depsync.shell.uv import output_tail
+from depsync.shell import trusted_config
+from depsync.core.config import changed_by_main
+from depsync.shell.runners.choose import IMAGE_HINTS
 
 
 @dataclass(frozen=True)
@@ -164,11 +167,10 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     if not git.is_repository(root):
         raise DepsyncError(f"{root} is not a git repository")
     merging = git.merge_head(root)
-    work = FileReader(root)
-    # the work tree may hold conflict markers: HEAD (the branch made from dev) knows the config then
-    dev_ref = options.dev or config_of(work, FileReader(root, "HEAD")).owner_ref
-    dev_commit = git.resolve(root, dev_ref)
-    config = config_of(FileReader(root, dev_commit), work)  # dev owns the policy
+    # who dev is comes from the operator (--dev, DEPSYNC_OWNER_REF, the default), and the policy
+    # from dev's committed pyproject: never from the merged work tree, which main's PRs wrote
+    dev_ref, dev_commit = trusted_config.resolve_owner(root, options.dev)
+    config = trusted_config.bound_to(trusted_config.owner_config(root, dev_commit), dev_ref)
     main_ref = options.main or (_merged_ref(root, merging) if merging and not options.no_merge else config.upstream_ref)
     main_commit = git.resolve(root, main_ref)
     base_commit = git.merge_base(root, dev_commit, main_commit)
@@ -178,6 +180,8 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         if conflict_marker_lines(text):
             raise DepsyncError(f"{config.pyproject} at {side} has conflict markers")
     projects = {side: Pyproject.from_text(text, f"{side}:{config.pyproject}") for side, text in texts.items()}  # validates
+    config_drift = changed_by_main(*(projects[side].depsync_config for side in ("base", "dev", "main")))
+    hint_drift = tuple(path for path in IMAGE_HINTS if changed_by_main(*({path: readers[side].read_bytes(path)} for side in ("base", "dev", "main"))))
     sources = {side: project.uv.get("sources", {}) for side, project in projects.items()}
 
     # the cases first: evidence is gathered only for the names where dev and main differ
@@ -199,7 +203,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         confined(root, path, "a file reconcile writes")  # refused before anything is written
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
-    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging))
+    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
@@ -377,7 +381,7 @@ def _apply(
         with signals.deferred():  # a killed `git add` would leave index.lock behind
             git.stage(top, _top_relative(root, list(targets)))
     faults.point("reconcile:after-stage")
-    inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref))
+    inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref, config=config))  # dev's config, not the tree's
     result.findings = run_rules(inputs)
     result.checked = True
     result.unmerged = sorted(unmerged - set(_top_relative(root, list(targets))))

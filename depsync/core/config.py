@@ -229,3 +229,15 @@ def _load(table: dict[str, Any], where: Where) -> Config:
                 raise DepsyncError("[tool.depsync] prefer must be a table of package = \"dev\" | \"main\"")
             changes["prefer"] = {str(k): _side(v, f"prefer.{k}") for k, v in value.items()}
     return replace(config, **changes)
+
+
+_ABSENT = object()
+
+
+def changed_by_main(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any]) -> tuple[str, ...]:
+    """The [tool.depsync] keys main changed since the merge-base to something dev does not have.
+
+    The bot never uses main's values (they come from whoever landed a PR on main); a key that
+    differs only because dev changed it is dev's own business and not reported."""
+    keys = set(base) | set(dev) | set(main)
+    return tuple(sorted(k for k in keys if main.get(k, _ABSENT) != dev.get(k, _ABSENT) and main.get(k, _ABSENT) != base.get(k, _ABSENT)))

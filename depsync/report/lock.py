@@ -115,4 +115,6 @@ def print_changes(changes: Sequence[PackageChange], stream: TextIO, *, written: 
 def to_markdown(changes: Sequence[PackageChange], uv_version: str, how: str) -> str:
     from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 
-    return lockdiff_markdown(changes, f"## depsync lock\n\nuv {uv_version} via {how}.")
+    from depsync.report.markdown import text
+
+    return lockdiff_markdown(changes, f"## depsync lock\n\nuv {text(uv_version)} via {text(how)}.")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from depsync.core.lockdiff import PackageChange, label, summarize
+from depsync.report import markdown
 
 # /2: each side is {"version", "source", "url"/"path", "commit"}, not one "1.2.0 (registry)" string
 SCHEMA = "depsync.diff/2"
@@ -63,7 +64,7 @@ def to_markdown(changes: Sequence[PackageChange], heading: str = "", *, registry
     rows = ["| package | change | before | after | direct |", "|---|---|---|---|---|"]
     for c in _ordered(changes):
         old, new = _sides(c, registry)
-        rows.append(f"| `{c.name}`{' (forked)' if c.forked else ''} | {c.kind} | {old} | {new} | {'yes' if c.direct else ''} |")
+        rows.append(f"| {markdown.code(c.name)}{' (forked)' if c.forked else ''} | {c.kind} | {markdown.text(old)} | {markdown.text(new)} | {'yes' if c.direct else ''} |")
     if len(changes) > COLLAPSE_OVER:
         if direct:
             kinds: dict[str, list[str]] = {}
@@ -71,7 +72,7 @@ def to_markdown(changes: Sequence[PackageChange], heading: str = "", *, registry
                 kinds.setdefault(change.name, [])
                 if change.kind not in kinds[change.name]:
                     kinds[change.name].append(change.kind)
-            lines += ["", "Direct dependencies: " + ", ".join(f"`{name}` {'/'.join(k)}" for name, k in kinds.items()) + "."]
+            lines += ["", "Direct dependencies: " + ", ".join(f"{markdown.code(name)} {'/'.join(k)}" for name, k in kinds.items()) + "."]
         lines += ["", f"<details><summary>All {len(changes)} package changes</summary>", "", *rows, "", "</details>"]
     else:
         lines += ["", *rows]

@@ -16,6 +16,7 @@ from typing import Any
 from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.redact import redact
 from depsync.report import dependencies as surface_report
+from depsync.report import markdown
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
@@ -39,9 +40,9 @@ _CASES = {
 _GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
-def _cell(text: str) -> str:
-    # no redact() per cell: every sink (stdout, write_report, to_json) masks the whole text once
-    return text.replace("|", "\\|").replace("\n", " ")
+# no redact() per cell: every sink (stdout, write_report, to_json) masks the whole text once
+_cell = markdown.text  # prose: Markdown, HTML and mentions escaped, control characters gone
+_code = markdown.code  # a code span, inert by construction
 
 
 def github_repo(url: str) -> str | None:
@@ -60,7 +61,7 @@ def commit_link(table: Mapping[str, Any]) -> str | None:
     pin = pin_of(table)
     if repo is None or pin.kind not in ("rev", "tag") or not pin.value:
         return None
-    return f"{repo}/commit/{pin.value}"
+    return markdown.link(f"{repo}/commit/{pin.value}")  # a rev or tag that is not plain: no link
 
 
 def compare_link(dev: Any, main: Any) -> str | None:
@@ -73,7 +74,7 @@ def compare_link(dev: Any, main: Any) -> str | None:
     pa, pb = pin_of(a), pin_of(b)
     if repo_a is None or repo_a.lower() != (repo_b or "").lower() or pa.kind not in ("rev", "tag") or pb.kind not in ("rev", "tag") or pa.value == pb.value:
         return None
-    return f"{repo_a}/compare/{pa.value}...{pb.value}"
+    return markdown.link(f"{repo_a}/compare/{pa.value}...{pb.value}")
 
 
 def _source(value: Any) -> str:
@@ -130,7 +131,7 @@ def _sources_section(result: Reconciliation, compact: bool) -> list[str]:
         for d in rows:
             link = compare_link(d.dev, d.main)
             main = _source(d.main) + (f" ([compare]({link}))" if link else "")
-            table.append(f"| {'**yes**' if d.needs_review else ''} | `{_cell(d.name)}` | {_source(d.dev)} | {main} | {_decision(d)} | {_cell(d.reason)} |")
+            table.append(f"| {'**yes**' if d.needs_review else ''} | {_code(d.name)} | {_source(d.dev)} | {main} | {_decision(d)} | {_cell(d.reason)} |")
         if compact and len(rows) < len(differing):
             table.append(f"\n{len(differing) - len(rows)} rows left out to fit GitHub's limit (flagged ones first); the plan JSON has them all.")
         if len(differing) > _TABLE_FOLD:
@@ -140,7 +141,7 @@ def _sources_section(result: Reconciliation, compact: bool) -> list[str]:
     else:
         lines.append("No entry differs between dev and main.")
     if same:
-        names = ", ".join(f"`{_cell(d.name)}`" for d in same[:20]) + (f" and {len(same) - 20} more" if len(same) > 20 else "")
+        names = ", ".join(f"{_code(d.name)}" for d in same[:20]) + (f" and {len(same) - 20} more" if len(same) > 20 else "")
         lines += ["", f"{len(same)} {'entry is' if len(same) == 1 else 'entries are'} the same on dev and main: {names}."]
     return lines
 
@@ -150,18 +151,24 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
     meta = [m for m in result.metadata if m.needs_review]
     errors = [f for f in result.findings if str(f.severity) == "error"]
     surface = surface_report.review_lines(result)
-    if not (flagged or meta or errors or surface):
+    if not (flagged or meta or errors or surface or result.config_drift or result.hint_drift):
         return []
     lines = ["### Needs review", ""]
+    if result.config_drift:
+        keys = ", ".join(f"{_code(k)}" for k in result.config_drift)
+        lines.append(f"- main changed `[tool.depsync]` ({keys}): ignored: the bot runs on dev's committed table, which the merge keeps")
+    for path in result.hint_drift:
+        keep = _code(f"git checkout {result.dev_commit} -- {path}")
+        lines.append(f"- main changed the image hint {_code(path)}: ignored, the relock used dev's committed one; the merged work tree has main's ({keep} keeps dev's)")
     shown = flagged[:50] if compact else flagged
     for d in shown:
-        lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
+        lines.append(f"- {_code(d.name)}: {_cell(d.reason)}")
         lines += _evidence_lines(d)[: 2 if compact else None]
     if len(shown) < len(flagged):
         rest = flagged[len(shown) :]
-        lines.append(f"- and {len(rest)} more (evidence in the plan JSON): " + ", ".join(f"`{_cell(d.name)}`" for d in rest))
+        lines.append(f"- and {len(rest)} more (evidence in the plan JSON): " + ", ".join(f"{_code(d.name)}" for d in rest))
     for m in meta:
-        lines.append(f"- `{_cell(m.name)}` (dependency metadata): {_cell(m.reason)}")
+        lines.append(f"- {_code(m.name)} (dependency metadata): {_cell(m.reason)}")
     lines += surface[:50] if compact else surface
     if compact and len(surface) > 50:
         lines.append(f"- and {len(surface) - 50} more dependency entries (the plan JSON has them)")
@@ -176,7 +183,7 @@ def _other_evidence(result: Reconciliation, compact: bool) -> list[str]:
         return []
     lines = [f"<details><summary>Evidence for the {len(rows)} unflagged decision(s)</summary>", ""]
     for d in rows:
-        lines.append(f"- `{_cell(d.name)}`: {_cell(d.reason)}")
+        lines.append(f"- {_code(d.name)}: {_cell(d.reason)}")
         lines += _evidence_lines(d)
     return [*lines, "", "</details>"]
 
@@ -186,13 +193,13 @@ def _metadata_section(result: Reconciliation) -> list[str]:
         return []
     lines = ["### Dependency metadata", ""]
     for m in result.metadata:
-        changes = ", ".join(f"{f}: `{_cell(str(old))}` -> `{_cell(str(new))}`" for f, old, new in m.changes) or "no change made"
-        lines.append(f"- `{_cell(m.name)}` ({m.action}): {changes}; {_cell(m.reason)}")
+        changes = ", ".join(f"{f}: {_code(str(old))} -> {_code(str(new))}" for f, old, new in m.changes) or "no change made"
+        lines.append(f"- {_code(m.name)} ({m.action}): {changes}; {_cell(m.reason)}")
     return lines
 
 
 def _files_section(result: Reconciliation) -> list[str]:
-    return ["### Files restored to dev's version", "", *([f"- `{_cell(p)}`" for p in result.restored] or ["- none needed"])]
+    return ["### Files restored to dev's version", "", *([f"- {_code(p)}" for p in result.restored] or ["- none needed"])]
 
 
 def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
@@ -237,7 +244,7 @@ def next_steps(result: Reconciliation) -> list[str]:
     if result.dry_run:
         steps.append("Apply this plan: rerun `depsync reconcile` without `--dry-run`.")
     if result.unmerged:
-        files = ", ".join(f"`{_cell(p)}`" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
+        files = ", ".join(f"{_code(p)}" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
         steps.append(f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them.")
     if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
@@ -252,8 +259,8 @@ def next_steps(result: Reconciliation) -> list[str]:
 
 def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
     """The PR body; sections are shortened, least important first, until it fits in limit."""
-    title = f"## depsync reconcile: `{_cell(result.main_ref)}` into `{_cell(result.dev_ref)}`" + (" (dry run)" if result.dry_run else "")
-    refs = f"dev `{_cell(result.dev_ref)}` at {result.dev_commit}, main `{_cell(result.main_ref)}` at {result.main_commit}, merge-base {result.base_commit}."
+    title = f"## depsync reconcile: {_code(result.main_ref)} into {_code(result.dev_ref)}" + (" (dry run)" if result.dry_run else "")
+    refs = f"dev {_code(result.dev_ref)} at {result.dev_commit}, main {_code(result.main_ref)} at {result.main_commit}, merge-base {result.base_commit}."
     compact: set[str] = set()
 
     def render() -> list[str]:
@@ -337,6 +344,8 @@ def to_json(result: Reconciliation) -> str:
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
         "unmerged": result.unmerged,
         "next_steps": next_steps(result),
+        "config_drift": list(result.config_drift),
+        "hint_drift": list(result.hint_drift),
         "needs_review": result.needs_review,
     }
     return redact(json.dumps(document, indent=2, default=str))

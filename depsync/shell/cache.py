@@ -45,7 +45,7 @@ try:
 except ImportError:  # pragma: no cover - every CPython build has it
     from hashlib import blake2b
 
-SCHEMA = 1
+SCHEMA = 2  # 2: glob states from depsync/members.py
 MAX_ENTRIES = 512  # files in the cache directory before the oldest half is removed
 _SECRET_WORDS = ("TOKEN", "PASSWORD", "PASSWD", "SECRET", "KEY", "CREDENTIAL", "AUTH")
 
@@ -139,11 +139,12 @@ def _file_state(root: str, path: str) -> tuple[str, bytes | None, str]:
     return (path, _digest(data), os.path.realpath(full))
 
 
-def _glob_state(root: str, pattern: str) -> tuple[str, tuple[str, ...]]:
-    import glob
+def _glob_state(root: str, pattern: str) -> tuple[str, tuple[tuple[str, bool], ...]]:
+    """The directories a workspace pattern matches and which have a pyproject.toml: computed by
+    the same code check uses (depsync/members.py), so a member check would read is never missed."""
+    from depsync.shell.members import member_directories
 
-    matches = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(glob.escape(root), pattern)))
-    return (pattern, tuple(matches))
+    return (pattern, tuple(member_directories(root, pattern)))
 
 
 def _has_git_dir(root: str) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from depsync.shell import signals
+from depsync.core.streaming import LineSplitter
 
 
 def run(
@@ -58,9 +59,16 @@ def stream(
         )
 
         def read() -> None:
+            # chunks, not `for line in stdout`: one line without a newline would be read whole
             assert child.stdout is not None
-            for raw in child.stdout:
-                on_line(raw.decode(errors="replace").rstrip("\r\n"))
+            splitter = LineSplitter()
+            descriptor = child.stdout.fileno()
+            while chunk := os.read(descriptor, 65536):
+                for raw in splitter.feed(chunk):
+                    on_line(raw.decode(errors="replace").rstrip("\r"))
+            rest = splitter.close()
+            if rest is not None:
+                on_line(rest.decode(errors="replace").rstrip("\r"))
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()

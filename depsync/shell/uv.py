@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.shell import process
+from depsync.core.streaming import Tail
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact
 from depsync.core.trust import uv_version_allowed
@@ -101,7 +102,7 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
     # uv writes to a pipe that depsync passes on line by line: it must not wrap to a width
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"
-    lines: list[str] = []
+    lines = Tail()  # bounded: a backend flooding stderr costs no memory
 
     def take(text: str) -> None:
         line = redact(transform(text) if transform else text)
@@ -113,4 +114,4 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
         status = process.stream([*argv, *args], cwd=project, env=env, timeout=timeout, on_line=take)
     except subprocess.TimeoutExpired:
         raise DepsyncError(f"uv {' '.join(args)} timed out after {timeout:.0f}s") from None
-    return UvResult(status, "\n".join(lines), "", used)
+    return UvResult(status, lines.text(), "", used)

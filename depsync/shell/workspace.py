@@ -15,6 +15,7 @@ from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.trust import project_relative
+from depsync.shell.members import member_directories
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
     from depsync.core.findings import Finding
@@ -74,6 +75,7 @@ class CliOverrides:
     owner_ref: str | None = None
     lock: str | None = None
     pyproject: str | None = None
+    config: Config | None = None  # the operator's trusted config (reconcile: dev's); None: the file's
 
 
 def _markers_finding(path: str, lines: list[int]) -> Finding:
@@ -113,7 +115,8 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
     pyproject_path = overrides.pyproject or "pyproject.toml"
     text = reader.read_text(pyproject_path)
     assert text is not None
-    config = (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path)).with_overrides(
+    base = overrides.config or (Config() if conflict_marker_lines(text) else _config_in(text, pyproject_path))
+    config = base.with_overrides(
         pyproject=overrides.pyproject,
         lock=overrides.lock,
         owner_ref=overrides.owner_ref,
@@ -234,11 +237,11 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
     excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
     names = {pyproject.name} if pyproject.name else set()
     for pattern in workspace.get("members", []):
-        for directory in sorted(root.glob(str(pattern))):
+        for relative, has_pyproject in member_directories(str(root), str(pattern)):
+            directory = root / relative
             if not inside(directory, root):  # `members = ["../*"]`: outside the project, not read
                 continue
-            relative = directory.relative_to(root).as_posix()
-            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not (directory / "pyproject.toml").is_file():
+            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not has_pyproject:
                 continue
             if not inside(directory / "pyproject.toml", root):
                 continue

@@ -7,6 +7,7 @@ there): git must reach depsync through the interpreter path `install` registered
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -16,11 +17,16 @@ import pytest
 
 from conftest import env_for, git, uv_lock
 from uvprojects import LocalMaterial
-from support import depsync_in as depsync
+from support import depsync_in
 from support import show, without_depsync
 
 DEPSYNC = f"{sys.executable} -m depsync"
 DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"
+
+
+def depsync(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # these repositories have no origin remote: the operator names the owner ref (never the repository)
+    return depsync_in(repo, *args, env={"DEPSYNC_OWNER_REF": "dev", **(os.environ if env is None else env)})
 
 
 def merge(repo: Path, ref: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

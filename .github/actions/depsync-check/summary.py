@@ -23,9 +23,9 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
-def _cell(text: object) -> str:
-    """Text safe inside a Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+# depsync's own escapes, one per sink (this runs in the venv depsync is installed in):
+# prose cells lose Markdown/HTML/mentions and control characters, code spans stay inert
+from depsync.report.markdown import code as _code, text as _cell  # noqa: E402
 
 
 def _plural(count: int, word: str) -> str:
@@ -44,19 +44,19 @@ def check_report(depsync: str, project: str, owner_ref: str, strict: bool, statu
     try:
         document = json.loads(result.stdout)
     except json.JSONDecodeError:
-        return f"## depsync check could not run (exit {result.returncode})\n\n`{_cell(_first_line(result.stderr))}`\n", {"errors": 0, "warnings": 0, "infos": 0}
+        return f"## depsync check could not run (exit {result.returncode})\n\n{_code(_first_line(result.stderr))}\n", {"errors": 0, "warnings": 0, "infos": 0}
     counts = {key: int(document.get("summary", {}).get(key, 0)) for key in ("errors", "warnings", "infos")}
     verdict = "passed" if status == "0" else f"failed (exit {status})"
     lines = [
         f"## depsync check {verdict}",
         "",
-        f"`{_cell(project)}`: {_plural(counts['errors'], 'error')}, {_plural(counts['warnings'], 'warning')}, {_plural(counts['infos'], 'notice')}",
+        f"{_code(project)}: {_plural(counts['errors'], 'error')}, {_plural(counts['warnings'], 'warning')}, {_plural(counts['infos'], 'notice')}",
     ]
     if document.get("findings"):
         lines += ["", "| severity | where | rule | finding | fix |", "|---|---|---|---|---|"]
         for f in document["findings"]:
             where = f["file"] + (f":{f['line']}" if f.get("line") else "")
-            lines.append(f"| {f['severity']} | `{_cell(where)}` | `{_cell(f['rule'])}` | {_cell(f['message'])} | {_cell(f['fix'])} |")
+            lines.append(f"| {_cell(f['severity'])} | {_code(where)} | {_code(f['rule'])} | {_cell(f['message'])} | {_cell(f['fix'])} |")
     return "\n".join(lines) + "\n", counts
 
 
@@ -75,7 +75,7 @@ def lock_diff(depsync: str, project: str, base: str, lock: str) -> str:
     if _git(project, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{base}^{{commit}}").returncode != 0:
         raise Failure(f"base ref {base} not found: check out with `fetch-depth: 0` (or set `lock-diff: false`)")
     if _git(project, "cat-file", "-e", f"{base}:./{lock}").returncode != 0:
-        return f"### uv.lock\n\n`{_cell(lock)}` does not exist at `{_cell(base)}`: nothing to compare.\n"
+        return f"### uv.lock\n\n{_code(lock)} does not exist at {_code(base)}: nothing to compare.\n"
     result = subprocess.run([depsync, "diff", "-C", project, "--format", "markdown", "--", f"{base}:{lock}", lock], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise Failure(f"depsync diff failed (exit {result.returncode}): {_first_line(result.stderr)}")

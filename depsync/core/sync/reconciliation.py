@@ -52,6 +52,8 @@ class Reconciliation:
     dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.core.sync.surface)
     default_side: str = "dev"  # who owned the surface in this run
     surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
+    config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
+    hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
 
     @property
     def dev_commit(self) -> str:
@@ -88,6 +90,8 @@ class Reconciliation:
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
             or bool(self.surface_findings)
+            or bool(self.config_drift)
+            or bool(self.hint_drift)
         )
 
     @property

@@ -77,6 +77,33 @@ def write_replacements(copy: Path, replace: Mapping[str, bytes] | None) -> None:
         target.write_bytes(data)
 
 
+def read_result(copy: Path, name: str = "uv.lock") -> bytes | None:
+    """A file uv wrote at the top of the work copy, read without following links: a build
+    backend in the copy can replace uv.lock with a symlink (or a hard link, a FIFO, a device)
+    to a host file, and that file must never become the caller's lock. None when there is
+    no such regular file; anything else is an error."""
+    from depsync.errors import DepsyncError
+    from depsync.core.limits import check_size
+
+    try:
+        handle = os.open(copy / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DepsyncError(f"the {name} uv left in the work copy is a symlink (a build backend replaced it); not read, nothing changed") from None
+        raise
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise DepsyncError(f"the {name} uv left in the work copy is not a plain file (a link or a special file); not read, nothing changed")
+        check_size(info.st_size, name)
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(handle)
+
+
 def _skipped(name: str) -> bool:
     # the globs are all "*<suffix>": a suffix test, not fnmatch, for each of a project's files
     return name in _SKIP_NAMES or name.endswith(_SKIP_SUFFIXES)

@@ -34,6 +34,7 @@ from depsync.core.redact import redact
 from depsync.shell.runners import LineSink, PhaseSink, Runner
 from depsync.shell.runners.request import LockRequest
 from depsync.core.trust import uv_version_allowed
+from depsync.shell.workspace import FileReader
 
 if TYPE_CHECKING:
     from depsync.shell.workspace import FileReader
@@ -66,12 +67,19 @@ def wanted_uv_version(pyproject: Pyproject, dockerfile: Dockerfile | None) -> st
     return None
 
 
-def image_from_dockerfile(root: Path, dockerfile: Dockerfile | None) -> str | None:
+# files that name the relock image besides the Dockerfile: the image receives the forwarded
+# proxy and index credentials and writes the lock, so reconcile reads them from dev's commit
+IMAGE_HINTS = ("docker/.ngc_version.dev",)
+
+
+def image_from_dockerfile(hints: FileReader, dockerfile: Dockerfile | None) -> str | None:
     """The base image the CI Dockerfile builds FROM (ARG defaults applied); Megatron-style
-    `docker/.ngc_version.dev` beside it overrides the tag source."""
-    ngc = root / "docker" / ".ngc_version.dev"
-    if ngc.is_file() and ngc.read_text().strip():
-        return ngc.read_text().strip().splitlines()[0]
+    `docker/.ngc_version.dev` beside it overrides the tag source. `hints` reads the hint files:
+    the work tree for `depsync lock`, dev's commit for reconcile (confined like every read)."""
+    for path in IMAGE_HINTS:
+        text = (hints.read_bytes(path) or b"").decode(errors="replace").strip()
+        if text:
+            return text.splitlines()[0].strip()
     if dockerfile is None or not dockerfile.from_images:
         return None
     image = dockerfile.from_images[0][0]
@@ -92,6 +100,7 @@ def choose_runner(
     on_line: LineSink | None = None,
     on_phase: PhaseSink | None = None,
     say: Callable[[str], None] | None = None,
+    hints: FileReader | None = None,
 ) -> tuple[Runner, str]:
     """The runner and a sentence saying why it was chosen. The Docker endpoint it uses is said
     in one line (`say`, stderr by default)."""
@@ -115,7 +124,7 @@ def choose_runner(
     if options.build and not dockerfile_path:
         raise DepsyncError("--build needs a Dockerfile ([tool.depsync] dockerfiles)")
     if not image and not options.build:
-        image, how = image_from_dockerfile(options.root, dockerfile), "the Dockerfile's FROM"
+        image, how = image_from_dockerfile(hints or FileReader(options.root), dockerfile), "the Dockerfile's FROM"
         if not image:
             if options.runner == "docker":
                 raise DepsyncError("no image: pass --image, set [tool.depsync] image, or use --build")
@@ -138,7 +147,8 @@ def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks
 
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
     dockerfile, path = ci_dockerfile(reader, config, request.build_args)
-    return choose_runner(request, config, pyproject, dockerfile, path, **sinks)  # type: ignore[arg-type]
+    # image hints come from the same reader (dev's commit for reconcile), never the merged tree
+    return choose_runner(request, config, pyproject, dockerfile, path, hints=reader, **sinks)  # type: ignore[arg-type]
 
 
 def _local(version: str | None) -> Runner:

@@ -48,6 +48,8 @@ from depsync.shell import signals
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact, secret_values
 from depsync.shell.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
+from depsync.core.streaming import LineSplitter, Tail
+from depsync.shell.runners import read_result
 
 WORKDIR = "/workspace"
 CACHE_MOUNT = "/uv-cache"
@@ -90,6 +92,20 @@ def host_ca_bundle(environ: Mapping[str, str] | None = None) -> Path | None:
     from depsync.shell.uvwheel import ca_bundle
 
     return ca_bundle(environ)
+
+
+def project_cache_volume(project: Path, uid: int | None = None) -> str:
+    """The uv cache volume of one project checkout and one caller: `depsync-uv-cache-<uid>-<hash>`.
+
+    One shared writable cache would be a channel between projects: a build backend of one
+    project could rewrite a cached package that another project's next lock runs. The key is
+    what the operator controls (the checkout's real path and the uid), never a name from the
+    repository, which a hostile project could copy."""
+    import hashlib
+
+    uid = os.getuid() if uid is None else uid
+    digest = hashlib.sha256(os.fsencode(project.resolve())).hexdigest()[:16]
+    return f"depsync-uv-cache-{uid}-{digest}"
 
 
 def caller_user() -> str:
@@ -712,7 +728,9 @@ class _Run:
         self.step = f"creating the {role} container"
         labels = {RUN_LABEL: self.id, ROLE_LABEL: role, OWNER_LABEL: self.owner}
         hardened = hardening(self.memory)
-        body: dict[str, Any] = {"Image": image, "Cmd": command, "Labels": labels, "User": hardened["User"], "AttachStdout": True, "AttachStderr": True}
+        # the entrypoint is set, never the image's: an image's ENTRYPOINT script would run first,
+        # with the forwarded credentials, and could rewrite the command
+        body: dict[str, Any] = {"Image": image, "Entrypoint": command[:1], "Cmd": command[1:], "Labels": labels, "User": hardened["User"], "AttachStdout": True, "AttachStderr": True}
         if environment:
             body["Env"] = [f"{k}={v}" for k, v in environment.items()]
         if working_dir:
@@ -737,7 +755,7 @@ class _Run:
         try:
             waiter = engine.open_stream("POST", f"/containers/{container}/wait", params={"condition": "removed"}, timeout=timeout)
             try:
-                lines: list[str] = []
+                lines = Tail()
                 reader = threading.Thread(target=_pump, args=(attach.reader, lines, on_line, self.secrets, transform), daemon=True)
                 reader.start()
                 self.step = f"starting {what}"
@@ -763,7 +781,7 @@ class _Run:
                 waiter.close()
         finally:
             attach.close()
-        return int(result.get("StatusCode", 1)), lines
+        return int(result.get("StatusCode", 1)), lines.lines()
 
     @property
     def clean(self) -> bool:
@@ -794,14 +812,16 @@ def _frames(stream: BinaryIO):  # type: ignore[no-untyped-def]
         if len(header) < 8:
             return
         size = int.from_bytes(header[4:8], "big")
-        data = stream.read(size) if size else b""
-        if data:
+        while size > 0:  # a frame can be up to 4 GiB: read in pieces, memory stays bounded
+            data = stream.read(min(size, 65536))
+            if not data:
+                return
+            size -= len(data)
             yield data
-        if len(data) < size:
-            return
 
 
-def _pump(stream: BinaryIO, lines: list[str], on_line: LineSink | None, secrets: list[str], transform: Any) -> None:
+def _pump(stream: BinaryIO, lines: Tail, on_line: LineSink | None, secrets: list[str], transform: Any) -> None:
+    """The container's output as lines, in bounded memory (depsync/streaming.py)."""
     def emit(raw: bytes) -> None:
         line = raw.decode(errors="replace").rstrip("\r")
         line = redact(transform(line) if transform else line, secrets)
@@ -809,17 +829,16 @@ def _pump(stream: BinaryIO, lines: list[str], on_line: LineSink | None, secrets:
         if on_line:
             on_line(line)
 
-    buffer = b""
+    splitter = LineSplitter()
     try:
         for chunk in _frames(stream):
-            buffer += chunk
-            while b"\n" in buffer:
-                raw, buffer = buffer.split(b"\n", 1)
+            for raw in splitter.feed(chunk):
                 emit(raw)
     except Exception:  # the container was removed under us (timeout, signal) or the engine went away
         return
-    if buffer.strip():
-        emit(buffer)
+    rest = splitter.close()
+    if rest is not None and rest.strip():
+        emit(rest)
 
 
 def _cache_mode_archive() -> bytes:
@@ -859,7 +878,7 @@ class DockerRunner:
         self,
         image: str,
         uv_version: str | None = None,  # wanted version; None: the image's uv
-        cache_volume: str = "depsync-uv-cache",
+        cache_volume: str | None = None,  # None: the project's own (project_cache_volume)
         environ: dict[str, str] | None = None,
         memory: str | None = None,  # a memory limit for every container ("8g"); None: the engine's default
         endpoint: Endpoint | None = None,  # None: discovered from environ like the docker CLI
@@ -921,7 +940,8 @@ class DockerRunner:
         image = self._image(run, endpoint, timeout, phase)
         uv_mounts, uv_exe, version, notes = self._uv(run, image, phase)
         run.step = "creating the cache volume"
-        self._cache(engine)
+        volume = self.cache_volume or project_cache_volume(project)
+        self._cache(engine, volume)
         environment = {
             "HOME": "/tmp/depsync-home",
             "UV_CACHE_DIR": CACHE_MOUNT,
@@ -929,7 +949,7 @@ class DockerRunner:
             "NO_COLOR": "1",
             **forwarded_environment(self.environ),
         }
-        mounts: list[dict[str, Any]] = [{"Type": "volume", "Source": self.cache_volume, "Target": CACHE_MOUNT}, *uv_mounts]
+        mounts: list[dict[str, Any]] = [{"Type": "volume", "Source": volume, "Target": CACHE_MOUNT}, *uv_mounts]
         ca = host_ca_bundle(self.environ)
         if ca is not None:
             mounts.append({"Type": "bind", "Source": str(ca.resolve()), "Target": CA_MOUNT, "ReadOnly": True})
@@ -953,8 +973,7 @@ class DockerRunner:
             raise DepsyncError(f"uv could not start in {self.image} ({redact(exc.explanation, run.secrets)[:300]}); uv.lock is unchanged") from None
         if status != 0 and not run.engine_answers():  # a daemon that shuts down stops uv first
             raise DepsyncError(_engine_lost(run, ConnectionError(f"uv ended with status {status} and the engine no longer answers")))
-        lock_file = copy / "uv.lock"
-        new_lock = lock_file.read_bytes() if status == 0 and "--check" not in args and lock_file.is_file() else None
+        new_lock = read_result(copy) if status == 0 and "--check" not in args else None
         return LockRun(status, "\n".join(lines), version, new_lock, notes)
 
     def _copy(self, project: Path, endpoint: Endpoint, holders: list[Path]) -> Path:
@@ -1071,14 +1090,14 @@ class DockerRunner:
             return facts, True
         return facts, status == 127  # 127: an entrypoint script's shell found no uv
 
-    def _cache(self, engine: EngineAPI) -> None:
+    def _cache(self, engine: EngineAPI, volume: str) -> None:
         """The named cache volume, created (labelled) on first use."""
         try:
-            engine.call("GET", f"/volumes/{_quote(self.cache_volume)}")
+            engine.call("GET", f"/volumes/{_quote(volume)}")
         except EngineError as exc:
             if exc.status != 404:
                 raise
-            engine.call("POST", "/volumes/create", body={"Name": self.cache_volume, "Labels": {ROLE_LABEL: "cache"}})
+            engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": {ROLE_LABEL: "cache"}})
 
 
 def _writable_by_all(engine: EngineAPI, container: str, path: str) -> bool:
@@ -1132,5 +1151,6 @@ __all__ = [
     "forwarded_environment",
     "hardening",
     "host_ca_bundle",
+    "project_cache_volume",
     "sweep",
 ]

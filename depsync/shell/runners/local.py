@@ -15,6 +15,7 @@ from pathlib import Path
 
 from depsync.shell.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
 from depsync.shell.uv import stream_uv
+from depsync.shell.runners import read_result
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,7 @@ class LocalRunner:
             if on_phase:
                 on_phase("uv lock")
             result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)))
-            lock_file = copy / "uv.lock"
-            new_lock = lock_file.read_bytes() if result.returncode == 0 and "--check" not in args and lock_file.is_file() else None
+            new_lock = read_result(copy) if result.returncode == 0 and "--check" not in args else None
             return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock)
         finally:
             shutil.rmtree(holder, ignore_errors=True)

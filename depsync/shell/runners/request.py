@@ -19,5 +19,5 @@ class LockRequest:
     check: bool = False
     timeout: float = 1800
     summary: Path | None = None
-    cache_volume: str = "depsync-uv-cache"
+    cache_volume: str | None = None  # None: one volume per project checkout and uid
     memory: str | None = None  # docker runner: the container's memory limit (e.g. "8g")

@@ -1,0 +1,50 @@
+"""Pure: repository text made inert for each Markdown sink (PR body, job summary).
+
+Everything shown comes from whoever landed a PR: source keys, revs, package names, finding
+messages. Each sink gets its own escape, never raw text:
+
+- `text`: prose in a table cell or a list item. Markdown and HTML punctuation is
+  backslash-escaped (no link, image, emphasis or tag can start), `@` cannot start a
+  mention, and every control character is gone (a bare CR plus `<!--` hid the rest of a
+  body; `\r::warning` became a workflow command in the job log).
+- `code`: a code span: inert by construction (no HTML, no mention, no link), fenced with
+  more backticks than the value has in a row; `|` escaped so a table keeps its columns.
+- `link`: a link target, only from a closed character set (no `(`, `)`, `<`, spaces).
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 (tab and newline become spaces below), DEL, C1, and the bidirectional overrides that
+# make text display in another order than it is read
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_MARKDOWN = re.compile(r"([\\`*_\[\]|<>~&])")  # `(` and `!` need a `[` to matter: it is escaped
+_LINE_START = re.compile(r"^(\d*)([#+=.)-])")  # a heading, a list or a setext line when first
+_TICKS = re.compile(r"`+")
+_LINK = re.compile(r"https://[A-Za-z0-9._~/:%#+-]+(?:\.\.\.[A-Za-z0-9._~/+-]+)?")
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@")  # after a letter or digit (an e-mail, `repo@rev`) it is none
+_WORD_JOINER = "\u2060"  # invisible; keeps `@team` from being read as a mention
+
+
+def clean(value: object) -> str:
+    """One line without control characters: for any text sink (a log line, a cell)."""
+    return " ".join(_CONTROL.sub("", str(value)).split())
+
+
+def text(value: object) -> str:
+    escaped = _LINE_START.sub(r"\1\\\2", _MARKDOWN.sub(r"\\\1", clean(value)))
+    return _MENTION.sub("@" + _WORD_JOINER, escaped)
+
+
+def code(value: object) -> str:
+    inner = clean(value).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in _TICKS.findall(inner)), default=0) + 1)
+    if inner.startswith(("`", " ")) or inner.endswith(("`", " ")) or not inner:
+        inner = f" {inner} "
+    return f"{fence}{inner}{fence}"
+
+
+def link(url: str) -> str | None:
+    """url when it is a plain https URL of the closed set, else None (shown without a link)."""
+    return url if _LINK.fullmatch(url) else None
