@@ -18,7 +18,6 @@ from depsync.core.trust import project_relative
 from depsync.shell.members import member_directories
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
-    from depsync.core.findings import Finding
     from depsync.core.model.lock import Lock
     from depsync.core.rules import CheckInputs, ProtectedFile
 
@@ -78,16 +77,6 @@ class CliOverrides:
     config: Config | None = None  # the operator's trusted config (reconcile: dev's); None: the file's
 
 
-def _markers_finding(path: str, lines: list[int]) -> Finding:
-    from depsync.core.rules import RULES
-    return RULES["conflict-markers"].finding(
-        path,
-        lines[0],
-        f"{path} has git conflict markers ({len(lines)} marker line(s)); a merge was left unresolved",
-        "run `depsync reconcile` to restore dev's triple, or resolve the merge and relock with `depsync lock`",
-    )
-
-
 def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> Config:
     """[tool.depsync] of the first of readers whose pyproject.toml exists and is not mid-merge;
     the defaults when none is."""
@@ -129,7 +118,7 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
     from depsync.shell import git
     from depsync.core.model.lock import Lock
-    from depsync.core.rules import RULES, CheckInputs
+    from depsync.core.rules import CheckInputs
     if ref is not None:
         if not git.is_repository(root):
             raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
@@ -138,12 +127,12 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         raise DepsyncError(f"{root} is not a directory")
     reader = FileReader(root, ref)
     config, pyproject_path, pyproject_text = load_config_from(reader, overrides)
-    early: list[Finding] = []
+    conflicted: list[tuple[str, tuple[int, ...]]] = []
     markers = conflict_marker_lines(pyproject_text)
     if markers:
         # nothing else can be read reliably from a half-merged pyproject
         placeholder = Pyproject.from_text("", config.pyproject)
-        return CheckInputs(config, placeholder, None, early_findings=(_markers_finding(config.pyproject, markers),))
+        return CheckInputs(config, placeholder, None, conflict_markers=((config.pyproject, tuple(markers)),))
     pyproject = Pyproject.from_text(pyproject_text, config.pyproject)
 
     lock_text = reader.read_text(config.lock)
@@ -151,7 +140,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     lock: Lock | None = None
     markers = conflict_marker_lines(lock_text)
     if markers:
-        early.append(_markers_finding(config.lock, markers))
+        conflicted.append((config.lock, tuple(markers)))
     else:
         lock = Lock.from_text(lock_text, config.lock)
 
@@ -172,10 +161,8 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     members = _workspace_members(root, pyproject) if ref is None else None
 
     protected, note = _protected(root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in pyproject.depsync_config)
-    if note:
-        early.append(RULES["protected-unchecked"].finding(config.protected_paths[0], 0, note, "run inside a clone that has the owner ref (git fetch origin)"))
     return CheckInputs(
-        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(early), local_projects, members, skipped
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "", local_projects, members, skipped
     )
 
 

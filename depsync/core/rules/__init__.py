@@ -88,7 +88,10 @@ class CheckInputs:
     dockerfiles: tuple[Dockerfile, ...] = ()
     protected: tuple[ProtectedFile, ...] = ()
     owner_ref: str = ""
-    early_findings: tuple[Finding, ...] = field(default=())
+    # facts the loader found before parsing: conflict marker lines per file, and why the
+    # protected paths could not be compared (empty: they were); the rules turn them into findings
+    conflict_markers: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    protected_unchecked: str = ""
     # pyproject.toml of local packages the lock records (path, editable, workspace members), by lock path
     local_projects: dict[str, Pyproject] = field(default_factory=dict)
     # names of the workspace members on disk (root included); None when unknown (no workspace, or --ref)
@@ -103,12 +106,12 @@ RuleFamily = Callable[[CheckInputs], Iterable[Finding]]
 def families() -> list[RuleFamily]:
     from depsync.core.rules import dockerfile, freshness, integrity, metadata, protected, sources, uv_version
 
-    return [dockerfile.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
+    return [integrity.conflict_markers, dockerfile.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
 
 
 def run_rules(inputs: CheckInputs) -> list[Finding]:
     """All findings, with per-rule severity overrides applied, sorted by file and line."""
-    findings = list(inputs.early_findings)
+    findings: list[Finding] = []
     for family in families():
         findings.extend(family(inputs))
     return apply_severity(findings, inputs.config)

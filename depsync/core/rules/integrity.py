@@ -83,6 +83,16 @@ def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
             )
 
 
+def conflict_markers(inputs: CheckInputs) -> Iterator[Finding]:
+    for path, lines in inputs.conflict_markers:
+        yield RULES["conflict-markers"].finding(
+            path,
+            lines[0],
+            f"{path} has git conflict markers ({len(lines)} marker line(s)); a merge was left unresolved",
+            "run `depsync reconcile` to restore dev's triple, or resolve the merge and relock with `depsync lock`",
+        )
+
+
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     lock = inputs.lock
     if lock is None:

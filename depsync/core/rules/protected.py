@@ -10,6 +10,10 @@ from depsync.core.rules import RULES, CheckInputs
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     ref = inputs.owner_ref
+    if inputs.protected_unchecked and inputs.config.protected_paths:
+        yield RULES["protected-unchecked"].finding(
+            inputs.config.protected_paths[0], 0, inputs.protected_unchecked, "run inside a clone that has the owner ref (git fetch origin)"
+        )
     for item in inputs.protected:
         if item.status == "same":
             continue
