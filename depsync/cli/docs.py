@@ -159,7 +159,7 @@ KEYS: dict[str, KeyDoc] = {
     "conflict-policy": KeyDoc('string: `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),
     "owned-by-dev": KeyDoc("array of strings (package names)", ("reconcile", "guard", "merge driver")),
     "prefer": KeyDoc('table: package = `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),
-    "image": KeyDoc("string (image reference)", ("lock", "reconcile", "merge driver")),
+    "image": KeyDoc("string (image reference)", ("lock", "reconcile")),
 }
 
 
