@@ -14,7 +14,8 @@ Everything outside the blocks is written by hand and left alone. The blocks are:
 - cli-reference (docs/cli.md): every command, argument and option, from the argparse parser;
 - config-keys (docs/configuration.md): every [tool.depsync] key, its type, default and readers;
 - rules (docs/check.md): the rule table and every rule's page, from the rule registry;
-- decision-table (docs/reconcile.md): reconcile's first-match table, from the sync rules.
+- decision-table (docs/reconcile.md): reconcile's first-match table, from the sync rules;
+- layout (CONTRIBUTING.md): every module of the package with the first paragraph of its docstring.
 """
 
 from __future__ import annotations
@@ -227,6 +228,29 @@ def decision_table() -> str:
     return rules_markdown()
 
 
+# -- the code's layout --------------------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _summary(path: Path) -> str:
+    """A module's docstring, its first paragraph on one line (the description CONTRIBUTING.md shows)."""
+    import ast
+
+    docstring = ast.get_docstring(ast.parse(path.read_text(), str(path))) or ""
+    return " ".join(docstring.split("\n\n", 1)[0].split())
+
+
+def layout() -> str:
+    """Every module of the package with its docstring's first paragraph, folder by folder."""
+    rows = ["| module | what it is |", "|---|---|"]
+    modules = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts)
+    for path in sorted(modules, key=lambda p: (len(p.relative_to(PACKAGE).parts) > 1, p.relative_to(PACKAGE).parent.as_posix(), p.name)):
+        name = path.relative_to(PACKAGE.parent).as_posix()
+        rows.append(f"| `{name}` | {_summary(path).replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
+
 # -- writing the blocks --------------------------------------------------------------------------
 
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
@@ -234,6 +258,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "config-keys": ("docs/configuration.md", config_keys),
     "rules": ("docs/check.md", check_rules),
     "decision-table": ("docs/reconcile.md", decision_table),
+    "layout": ("CONTRIBUTING.md", layout),
 }
 
 
