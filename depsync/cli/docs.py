@@ -247,7 +247,8 @@ def layout() -> str:
     modules = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts)
     for path in sorted(modules, key=lambda p: (len(p.relative_to(PACKAGE).parts) > 1, p.relative_to(PACKAGE).parent.as_posix(), p.name)):
         name = path.relative_to(PACKAGE.parent).as_posix()
-        rows.append(f"| `{name}` | {_summary(path).replace('|', chr(92) + '|')} |")
+        summary = _summary(path) or ("`python -m depsync`" if path.name == "__main__.py" else "")
+        rows.append(f"| `{name}` | {summary.replace('|', chr(92) + '|')} |")
     return "\n".join(rows) + "\n"
 
 
