@@ -103,9 +103,8 @@ def _groups(command: argparse.ArgumentParser) -> Iterator[tuple[str, list[argpar
 
 
 def _command_section(name: str, summary: str, command: argparse.ArgumentParser) -> list[str]:
-    lines = [f"### `depsync {name}`", "", summary[:1].upper() + summary[1:] + ".", ""]
-    if command.description:
-        lines += [" ".join(command.description.split()), ""]
+    about = " ".join(command.description.split()) if command.description else summary[:1].upper() + summary[1:] + "."
+    lines = [f"### `depsync {name}`", "", about, ""]
     lines += ["```", command.format_usage().rstrip(), "```", ""]
     for title, actions in _groups(command):
         if title == "global options":
