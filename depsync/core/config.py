@@ -48,7 +48,7 @@ _KEYS = {
     "conflict-policy": 'reconcile: who wins when both sides changed a source, "dev" (default) or "main"',
     "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
     "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
-    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see README)",
+    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see docs/lock.md)",
 }
 
 
