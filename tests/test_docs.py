@@ -246,3 +246,15 @@ def test_the_readme_excerpt_is_from_that_pr(megatron_pr_body: str) -> None:
     written = set(megatron_pr_body.splitlines())
     foreign = [line for line in quoted if line and _LOCAL.sub("<local>", line) not in written]
     assert not foreign, "README's excerpt has lines reconcile does not write:\n" + "\n".join(foreign)
+
+
+def test_the_readme_check_output_is_what_check_prints() -> None:
+    """The README's `depsync check` example, shortened with `...`, is real output on the bundled example."""
+    (block,) = [b for b in re.findall(r"```console\n(.*?)```", text("README.md"), re.DOTALL) if b.startswith("$ depsync check ")]
+    command, *shown = block.rstrip("\n").splitlines()
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)} | {"NO_COLOR": "1", "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "depsync", *command.split()[2:]], cwd=REPO, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    printed = set(result.stdout.splitlines())
+    foreign = [line for line in shown if line.strip() != "..." and line not in printed]
+    assert not foreign, "README's check example has lines check does not print:\n" + "\n".join(foreign) + "\n\nit prints:\n" + result.stdout
