@@ -73,7 +73,7 @@ def test_wheel_metadata(dist: Path) -> None:
     assert metadata.get_payload().startswith("# depsync")  # the README is the long description
     assert metadata["Description-Content-Type"] == "text/markdown"
     # the package and its new modules are in it; tests and fixtures are not
-    for module in ("depsync/cli.py", "depsync/report/sarif.py", "depsync/rules/docs.py", "depsync/root.py", "depsync/commands/completion.py"):
+    for module in ("depsync/cli/parser.py", "depsync/cli/docs.py", "depsync/report/sarif.py", "depsync/core/rules/docs.py", "depsync/cli/root.py", "depsync/commands/completion.py"):
         assert module in names, module
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
 
@@ -82,7 +82,7 @@ def test_sdist_contents(dist: Path) -> None:
     sdist = _one(dist, f"depsync-{__version__}.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
-    assert {"LICENSE", "README.md", "pyproject.toml", "PKG-INFO", "depsync/cli.py"} <= names
+    assert {"LICENSE", "README.md", "pyproject.toml", "PKG-INFO", "depsync/cli/parser.py"} <= names
 
 
 def test_wheel_installs_into_a_fresh_venv(dist: Path, tmp_path: Path) -> None:

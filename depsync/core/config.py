@@ -50,7 +50,7 @@ _KEYS = {
     "default-side": 'reconcile: who owns the dependency surface, "dev" (default: main\'s changes taken on evidence, else flagged) or "main" (a branch that follows main)',
     "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
     "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
-    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see README)",
+    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see docs/lock.md)",
 }
 
 

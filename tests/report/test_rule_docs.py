@@ -1,4 +1,4 @@
-"""`depsync rule`: every rule has a page, generated from the one registry README's table comes from."""
+"""`depsync rule`: every rule has a page, generated from the one registry docs/check.md's rule table comes from."""
 
 from __future__ import annotations
 
