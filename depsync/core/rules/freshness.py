@@ -64,11 +64,22 @@ def diff_reqs(expected: Iterable[Req], recorded: Iterable[Req], requires_python:
     matched: set[int] = set()
     missing = []
     for req in expected:
-        hits = [i for i in recorded_by_name.get(req.name, ()) if req.matches(recorded[i], requires_python)]
-        matched.update(hits)
-        if not hits:
+        candidates = recorded_by_name.get(req.name, [])
+        # an unmatched entry first (the usual one-to-one case stays linear), then a taken one (a duplicate)
+        ordered = [i for i in candidates if i not in matched] + [i for i in candidates if i in matched]
+        hit = next((i for i in ordered if req.matches(recorded[i], requires_python)), None)
+        if hit is None:
             missing.append(req)
-    return missing, [r for index, r in enumerate(recorded) if index not in matched]
+        else:
+            matched.add(hit)
+    expected_by_name: dict[str, list[Req]] = {}
+    for req in expected:
+        expected_by_name.setdefault(req.name, []).append(req)
+    unpaired = [
+        r for index, r in enumerate(recorded)
+        if index not in matched and not any(e.matches(r, requires_python) for e in expected_by_name.get(r.name, ()))
+    ]
+    return missing, unpaired
 
 
 class _Stale:

@@ -53,11 +53,19 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
     allowed = {h.lower() for h in inputs.config.allowed_hosts}
     needed = required_names(pyproject)
+    # workspace members use the root's sources too (uv merges them per package name)
+    members = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in (inputs.lock.manifest.get("members", []) if inputs.lock else [])}
+    for project in inputs.local_projects.values():
+        if project.name in members:
+            needed |= required_names(project)
     written = pyproject.source_names()
     for name, tables in pyproject.sources().items():
         line = pyproject.line_of_source(name)
         shown = written.get(name, name)
-        if name not in needed:
+        # `{ workspace = true }` naming a member: the member is part of the workspace whether or
+        # not something depends on it; the entry is the usual boilerplate, not a forgotten source
+        workspace_member = name in members and all(t.get("workspace") for t in tables)
+        if name not in needed and not workspace_member:
             yield RULES["source-inert"].finding(
                 pyproject.path,
                 line,
