@@ -207,7 +207,7 @@ def test_bash_completion_in_bash(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     assert _bash_complete(path, ["depsync", "ch"], tmp_path) == ["check"]
     assert _bash_complete(path, ["depsync", ""], tmp_path)[:3] == ["--color", "--debug", "--help"]
-    assert _bash_complete(path, ["depsync", "check", "--format", ""], tmp_path) == ["github", "human", "json", "sarif"]
+    assert _bash_complete(path, ["depsync", "check", "--format", ""], tmp_path) == ["github", "gitlab", "human", "json", "sarif"]
     assert _bash_complete(path, ["depsync", "-q", "check", "--fi"], tmp_path) == ["--fix"]
     assert _bash_complete(path, ["depsync", "rule", "docker-stale"], tmp_path) == ["docker-stale-no-install"]
     assert _bash_complete(path, ["depsync", "check", "pr"], tmp_path) == ["proj"]  # the project PATH: directories
@@ -246,7 +246,7 @@ def test_zsh_completion_in_zsh(tmp_path: Path) -> None:
         return result.stdout.split()
 
     assert offered("depsync ") == sorted(VISIBLE)
-    assert offered("depsync check --format ") == ["github", "human", "json", "sarif"]
+    assert offered("depsync check --format ") == ["github", "gitlab", "human", "json", "sarif"]
     assert offered("depsync lock --run") == ["--runner"]
     assert offered("depsync rule docker-stale") == ["docker-stale-no-install"]
 
@@ -263,7 +263,7 @@ def test_fish_completion_in_fish(tmp_path: Path) -> None:
         return sorted(entry.split("\t")[0] for entry in result.stdout.splitlines())
 
     assert offered("depsync ch") == ["check"]
-    assert offered("depsync check --format ") == ["github", "human", "json", "sarif"]
+    assert offered("depsync check --format ") == ["github", "gitlab", "human", "json", "sarif"]
     assert "--fix" in offered("depsync check --")
     assert offered("depsync rule docker-stale") == ["docker-stale-no-install"]
     assert "merge-driver" not in offered("depsync ")

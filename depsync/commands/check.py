@@ -124,7 +124,7 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
             globs.append(str(pattern))
     refs = [options.ref] if options.ref is not None else []
     if config.protected_paths:
-        refs.append(config.owner_ref)
+        refs += [config.owner_ref, config.upstream_ref, "HEAD"]  # HEAD: on the upstream branch, nothing is compared
     return [os.path.normpath(f) for f in files if not os.path.isabs(f)], globs, refs
 
 
