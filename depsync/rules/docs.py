@@ -104,6 +104,18 @@ DOCS: dict[str, RuleDoc] = {
         example="# uv.lock: version = 1\n# Dockerfile: ARG UV_VERSION=0.2.30",
         fix="Pin a uv that reads the format in the image, or relock with the pinned uv (`depsync lock` does that).",
     ),
+    "uv-lock-newer-than-pin": RuleDoc(
+        why="uv records a format `revision` at the top of uv.lock and writes its own revision whenever it writes the lock. A "
+        "revision higher than the image's uv writes means the lock was made with a newer uv (on a laptop, by a bot). The image "
+        "still reads it, but relocking there, which the project's own instructions ask for, downgrades the lock (Megatron-LM's "
+        "dev lock: revision 3 -> 2 with uv 0.7.2) and rewrites about 180 marker lines: every relock is a large diff, and a "
+        "resolution the pinned uv cannot reproduce goes unnoticed until someone relocks (`check --deep` runs the pinned uv). "
+        "The revision each uv writes was measured on real releases (0.7.2, 0.7.22, 0.8.0: 2; 0.9.0, 0.11.0: 3; 0.13.9: 5); "
+        "a pin between two of them is held to the later one's revision, so this never fires on a lock the pin could write.",
+        example="# uv.lock: version = 1, revision = 3\n# docker/Dockerfile.ci.dev: ARG UV_VERSION=0.7.2",
+        fix="Pin the uv that made the lock in the image (`ARG UV_VERSION`), or relock with the pinned uv (`depsync lock`) and "
+        "commit that lock.",
+    ),
     "conflict-markers": RuleDoc(
         why="A merge left `<<<<<<<`/`=======`/`>>>>>>>` lines in uv.lock or pyproject.toml. Neither file parses, so every install fails. "
         "Lockfiles must never be merged as text.",
