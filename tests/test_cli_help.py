@@ -283,14 +283,14 @@ def test_one_fix_one_group_and_the_path_once(megatron_dev_project: Path) -> None
     assert "docker/Dockerfile.ci.dev:42-44 warning docker-stale-no-install (2 findings, one fix)" in lines
     assert "docker/Dockerfile.ci.dev:45-56 error docker-no-install-renamed (12 findings, one fix)" in lines
     assert sum(1 for line in lines if "remove the flag" in line) == 1  # the fix once, not per flag
-    assert sum(1 for line in lines if "docker/Dockerfile.ci.dev" in line) == 3  # line 33 and the two groups
+    assert sum(1 for line in lines if "docker/Dockerfile.ci.dev" in line) == 4  # lines 11 (the revision-3 lock), 33 and the two groups
     assert (
         "  line 49: --no-install-package nvidia-cudnn-cu12 keeps nothing out: the lock has 'nvidia-cudnn-cu13' instead, "
         "so the image installs it over what the base image ships; write `--no-install-package nvidia-cudnn-cu13`"
     ) in lines
     # the fix of a branch pin names the commit the lock resolved
     assert '  fix (`depsync check --fix`): pin rev = "b309e2f01cda75dc96a6dc1a2355a7b3b64b5e16"' in result.stdout
-    assert lines[-1] == "depsync check: 12 error(s), 5 warning(s), 0 note(s); 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
+    assert lines[-1] == "depsync check: 12 error(s), 6 warning(s), 0 note(s); 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
 
 
 def test_near_miss_extras_and_groups_are_named(megatron_dev_project: Path) -> None:
