@@ -64,7 +64,10 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "docker-unresolved": RuleDoc(
         why="A flag value that uses a variable with no default, a build argument nobody passes, or a command substitution is only known "
-        "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked.",
+        "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked. "
+        "A value read from a BuildKit secret (`RUN --mount=type=secret,env=TOKEN`, `$(cat /run/secrets/x)`) is not reported: "
+        "it is known only to the build by design, and passing it as a build arg would put it in the image's history. As the "
+        "value of a flag depsync checks (`--extra $TOKEN`) it is an `info` note.",
         example="ARG IMAGE_TYPE\nRUN uv sync --locked --extra ${IMAGE_TYPE}",
         fix="Give the variable an ARG/ENV default, or pass it in `[tool.depsync] dockerfiles = [{ path = ..., build-args = { IMAGE_TYPE = \"dev\" } }]` "
         "(or `depsync check --dockerfile PATH --build-arg NAME=VALUE`).",
