@@ -41,11 +41,11 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "fixtures" / "megatron-dev"
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str], *, expect: int = 0) -> float:
+def timed(argv: list[str], cwd: Path, env: dict[str, str], *, expect: tuple[int, ...] = (0, 1)) -> float:
     start = time.perf_counter()
     result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    if result.returncode != expect:
+    if result.returncode not in expect:  # 1: the bundled triple has findings (its renamed CUDA flags)
         raise SystemExit(f"{' '.join(argv)} exited {result.returncode}: {result.stderr[-500:]}")
     return elapsed
 

@@ -107,7 +107,7 @@ beta = { git = "https://example.com/beta.git", rev = "0123456789abcdef0123456789
 
 LOCK = """\
 version = 1
-revision = 3
+revision = 2
 requires-python = ">=3.11"
 
 [[package]]

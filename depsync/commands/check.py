@@ -140,7 +140,9 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
             globs.append(str(pattern))
     refs = [options.ref] if options.ref is not None else []
     if config.protected_paths:
-        refs.append(config.owner_ref)
+        # HEAD: on the upstream branch nothing is compared; the owner's branch name (`dev`): a
+        # local one makes a missing owner ref a note (workspace._protected)
+        refs += [config.owner_ref, config.upstream_ref, "HEAD", config.owner_ref.rsplit("/", 1)[-1]]
     return [os.path.normpath(f) for f in files if not os.path.isabs(f)], globs, refs
 
 

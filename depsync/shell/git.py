@@ -286,3 +286,16 @@ def list_tree(root: Path, ref: str) -> list[tuple[str, str]]:
         if tab:
             out.append((meta.split(" ", 1)[0], path))
     return out
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch HEAD is on (`main`), None when detached."""
+    result = _git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    name = result.stdout.decode(errors="replace").strip()
+    return name if result.returncode == 0 and name else None
+
+
+def branches_named(root: Path, name: str) -> list[str]:
+    """Local and remote-tracking branches called name (`dev`, `origin/dev`, `upstream/dev`)."""
+    result = _git(root, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{name}", f"refs/remotes/*/{name}", check=False)
+    return [line for line in result.stdout.decode(errors="replace").splitlines() if line]

@@ -160,7 +160,14 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     local_projects = _local_projects(reader, lock) if lock else {}
     members = _workspace_members(root, pyproject) if ref is None else None
 
-    protected, note = _protected(root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in pyproject.depsync_config)
+    table = pyproject.depsync_config
+    protected, note, skipped_why = _protected(
+        root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in table, paths_configured="protected-paths" in table
+    )
+    if skipped_why:
+        from depsync.report import ui
+
+        ui.detail(f"protected paths not compared: {skipped_why}")
     return CheckInputs(
         config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "", local_projects, members, skipped
     )
@@ -238,24 +245,45 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
     return frozenset(names)
 
 
-def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -> tuple[tuple[ProtectedFile, ...], str]:
+def _protected(
+    root: Path, ref: str | None, config: Config, *, explicit: bool, paths_configured: bool = True
+) -> tuple[tuple[ProtectedFile, ...], str, str]:
+    """(comparisons, a note for the report, why nothing was compared when that is no finding).
+
+    Megatron's defaults (owner ref `origin/dev`, `.github/CODEOWNERS`) apply only where they
+    exist: a default path present neither here nor at the owner ref is not compared, and a
+    missing default owner ref is a note only when the repository has the protected file and a
+    branch of that name (`dev`, `upstream/dev`); otherwise `-v` says it. The owner's upstream branch itself
+    (`main` for `origin/main`, or a commit of its history) is not compared: its protected
+    files are its own, and a pre-commit hook on main must not fail there."""
     from depsync.shell import git
     from depsync.core.rules import ProtectedFile
     if not config.protected_paths:
-        return (), ""
+        return (), "", ""
     if not git.is_repository(root):
-        return (), ""  # nothing to compare with: not a finding
+        return (), "", ""  # nothing to compare with: not a finding
     try:
         git.resolve(root, config.owner_ref)
     except DepsyncError:
         if explicit:
             raise
-        return (), f"owner ref {config.owner_ref} not found: protected paths not compared"
+        here = FileReader(root, ref)
+        present = [p for p in config.protected_paths if here.read_bytes(p) is not None]
+        # the defaults fit here (CODEOWNERS, a dev branch under another name or not fetched): say so
+        branch = config.owner_ref.rsplit("/", 1)[-1]
+        if paths_configured or (present and git.branches_named(root, branch)):
+            return (), f"owner ref {config.owner_ref} not found: protected paths not compared", ""
+        return (), "", f"the default owner ref {config.owner_ref} is not in this clone (set [tool.depsync] owner-ref to require one)"
+    checked = ref or "HEAD"
+    if _on_upstream(root, checked, ref, config.upstream_ref) and not git.is_ancestor(root, checked, config.owner_ref):
+        return (), "", f"{checked} is on {config.upstream_ref}, the branch synced into {config.owner_ref}"
     here = FileReader(root, ref)
     owner = FileReader(root, config.owner_ref)
     out = []
     for path in config.protected_paths:
         mine, theirs = here.read_bytes(path), owner.read_bytes(path)
+        if not paths_configured and mine is None and theirs is None:
+            continue  # a default path this repository does not have
         if mine == theirs:
             status = "same"
         elif mine is None:
@@ -265,4 +293,22 @@ def _protected(root: Path, ref: str | None, config: Config, *, explicit: bool) -
         else:
             status = "differs"
         out.append(ProtectedFile(path, status))
-    return tuple(out), ""
+    return tuple(out), "", ""
+
+
+def _on_upstream(root: Path, checked: str, ref: str | None, upstream_ref: str) -> bool:
+    """Is the checked commit the owner's upstream branch: a commit of its history, or (the work
+    tree) the local branch of that name (`main` with commits origin/main does not have yet)?
+    The caller still compares a commit the owner's history has too (main merged dev)."""
+    from depsync.shell import git
+
+    try:
+        git.resolve(root, upstream_ref)
+    except DepsyncError:
+        return False
+    if git.is_ancestor(root, checked, upstream_ref):
+        return True
+    if ref is None:
+        branch = git.current_branch(root)
+        return branch is not None and branch == upstream_ref.rsplit("/", 1)[-1] and upstream_ref.endswith("/" + branch)
+    return False

@@ -207,7 +207,7 @@ def test_bash_completion_in_bash(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     assert _bash_complete(path, ["depsync", "ch"], tmp_path) == ["check"]
     assert _bash_complete(path, ["depsync", ""], tmp_path)[:3] == ["--color", "--debug", "--help"]
-    assert _bash_complete(path, ["depsync", "check", "--format", ""], tmp_path) == ["github", "human", "json", "sarif"]
+    assert _bash_complete(path, ["depsync", "check", "--format", ""], tmp_path) == ["github", "gitlab", "human", "json", "sarif"]
     assert _bash_complete(path, ["depsync", "-q", "check", "--fi"], tmp_path) == ["--fix"]
     assert _bash_complete(path, ["depsync", "rule", "docker-stale"], tmp_path) == ["docker-stale-no-install"]
     assert _bash_complete(path, ["depsync", "check", "pr"], tmp_path) == ["proj"]  # the project PATH: directories
@@ -246,7 +246,7 @@ def test_zsh_completion_in_zsh(tmp_path: Path) -> None:
         return result.stdout.split()
 
     assert offered("depsync ") == sorted(VISIBLE)
-    assert offered("depsync check --format ") == ["github", "human", "json", "sarif"]
+    assert offered("depsync check --format ") == ["github", "gitlab", "human", "json", "sarif"]
     assert offered("depsync lock --run") == ["--runner"]
     assert offered("depsync rule docker-stale") == ["docker-stale-no-install"]
 
@@ -263,7 +263,7 @@ def test_fish_completion_in_fish(tmp_path: Path) -> None:
         return sorted(entry.split("\t")[0] for entry in result.stdout.splitlines())
 
     assert offered("depsync ch") == ["check"]
-    assert offered("depsync check --format ") == ["github", "human", "json", "sarif"]
+    assert offered("depsync check --format ") == ["github", "gitlab", "human", "json", "sarif"]
     assert "--fix" in offered("depsync check --")
     assert offered("depsync rule docker-stale") == ["docker-stale-no-install"]
     assert "merge-driver" not in offered("depsync ")
@@ -283,14 +283,14 @@ def test_one_fix_one_group_and_the_path_once(megatron_dev_project: Path) -> None
     assert "docker/Dockerfile.ci.dev:42-44 warning docker-stale-no-install (2 findings, one fix)" in lines
     assert "docker/Dockerfile.ci.dev:45-56 error docker-no-install-renamed (12 findings, one fix)" in lines
     assert sum(1 for line in lines if "remove the flag" in line) == 1  # the fix once, not per flag
-    assert sum(1 for line in lines if "docker/Dockerfile.ci.dev" in line) == 3  # line 33 and the two groups
+    assert sum(1 for line in lines if "docker/Dockerfile.ci.dev" in line) == 4  # lines 11 (the revision-3 lock), 33 and the two groups
     assert (
         "  line 49: --no-install-package nvidia-cudnn-cu12 keeps nothing out: the lock has 'nvidia-cudnn-cu13' instead, "
         "so the image installs it over what the base image ships; write `--no-install-package nvidia-cudnn-cu13`"
     ) in lines
     # the fix of a branch pin names the commit the lock resolved
     assert '  fix (`depsync check --fix`): pin rev = "b309e2f01cda75dc96a6dc1a2355a7b3b64b5e16"' in result.stdout
-    assert lines[-1] == "depsync check: 12 error(s), 5 warning(s), 0 note(s); 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
+    assert lines[-1] == "depsync check: 12 error(s), 6 warning(s), 0 note(s); 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
 
 
 def test_near_miss_extras_and_groups_are_named(megatron_dev_project: Path) -> None:

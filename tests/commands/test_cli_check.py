@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, init_repo, write_files
+from conftest import git, init_repo, warnings_only, write_files
 from support import LOCK, PYPROJECT
 from support import depsync
 
@@ -24,12 +24,16 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) 
         assert needle in lines[0]
 
 
-def test_bundled_megatron_example_is_clean_of_errors(megatron_dev_project: Path) -> None:
+def test_bundled_megatron_example_errs_only_on_renamed_cuda_flags(megatron_dev_project: Path) -> None:
     result = depsync("check", str(megatron_dev_project), "--format", "json")
-    assert result.returncode == 0, result.stdout
+    assert result.returncode == 1, result.stdout
     document = json.loads(result.stdout)
     assert document["schema"] == "depsync.check/1"
-    assert document["summary"]["errors"] == 0
+    assert document["summary"]["errors"] == 12
+    assert {f["rule"] for f in document["findings"] if f["severity"] == "error"} == {"docker-no-install-renamed"}
+    warnings_only(megatron_dev_project)
+    result = depsync("check", str(megatron_dev_project), "--format", "json")
+    assert result.returncode == 0, result.stdout
     for finding in document["findings"]:
         assert set(finding) == {"file", "line", "rule", "severity", "message", "fix"}
     strict = depsync("check", str(megatron_dev_project), "--strict")
@@ -39,6 +43,7 @@ def test_bundled_megatron_example_is_clean_of_errors(megatron_dev_project: Path)
 def test_main_style_dockerfile_gives_two_findings_with_lines(megatron_dev_project: Path) -> None:
     dockerfile = megatron_dev_project / "docker" / "Dockerfile.ci.dev"
     dockerfile.write_text(dockerfile.read_text().replace("--extra mlm \\", "--extra mlm --extra te --extra ssm \\"))
+    warnings_only(megatron_dev_project)
     result = depsync("check", str(megatron_dev_project), "--format", "github")
     assert result.returncode == 1
     errors = [line for line in result.stdout.splitlines() if line.startswith("::error")]

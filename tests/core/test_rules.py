@@ -28,7 +28,10 @@ def test_megatron_dev_errors_only_on_flags_the_cuda13_lock_renamed() -> None:
     # the 12 nvidia-*-cu12 flags: the lock has their CUDA 13 builds, which the image now installs
     assert {f.rule for f in errors} == {"docker-no-install-renamed"} and len(errors) == 12
     # what does warn is real: branch/tag pins and --no-install-package names the cu13 lock lacks
-    assert set(rules_of(findings)) <= {"source-pin-not-commit", "docker-stale-no-install", "docker-no-install-renamed", "docker-not-locked"}
+    assert set(rules_of(findings)) <= {"source-pin-not-commit", "docker-stale-no-install", "docker-no-install-renamed", "docker-not-locked", "uv-lock-newer-than-pin"}
+    # dev's lock is revision 3: written by a newer uv than the image's 0.7.2, which writes revision 2
+    (newer,) = [f for f in findings if f.rule == "uv-lock-newer-than-pin"]
+    assert newer.line == 11 and "revision 3" in newer.message and "uv 0.7.2 writes revision 2" in newer.message
 
 
 @pytest.mark.parametrize("pyproject_side, lock_side", [("dev", "main"), ("main", "dev")])
@@ -142,6 +145,24 @@ def test_uv_version_rules() -> None:
     assert rules_of(run_rules(two)).count("uv-version-inconsistent") == 2
     old = inputs(PYPROJECT, LOCK, ("ARG UV_VERSION=0.2.9\nFROM base\n",))
     assert rules_of(run_rules(old)) == ["uv-lock-format"]
+
+
+@pytest.mark.parametrize(
+    ("revision", "pin", "expected"),
+    [
+        (3, "0.7.2", True),  # Megatron-LM dev: revision 3, the image pins 0.7.2 (writes 2, measured)
+        (2, "0.7.2", False),
+        (3, "0.8.5", False),  # between 0.8.0 (2) and 0.9.0 (3): held to 0.9.0's revision, so no finding
+        (3, "0.9.0", False),
+        (5, "0.11.0", True),
+        (5, "0.13.9", False),
+        (9, "0.14.0", False),  # past the last measured release: no known bound, no finding
+    ],
+)
+def test_lock_written_by_a_newer_uv_than_the_pin(revision: int, pin: str, expected: bool) -> None:
+    lock = LOCK.replace("revision = 2", f"revision = {revision}", 1)
+    findings = run_rules(inputs(PYPROJECT, lock, (f"ARG UV_VERSION={pin}\nFROM base\n",)))
+    assert ("uv-lock-newer-than-pin" in rules_of(findings)) is expected
 
 
 def test_metadata_follows_rev() -> None:

@@ -18,7 +18,7 @@ from depsync.core.findings import Finding, Severity
 from depsync.report.findings import GITHUB_ANNOTATIONS_PER_LEVEL, to_github
 from depsync.report.gitlab import to_gitlab
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def depsync(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -49,17 +49,17 @@ def test_github_paths_are_from_the_repository_root_from_any_cwd(in_subdirectory:
 
 
 def test_github_shows_at_most_ten_per_level_with_a_summary(in_subdirectory: Path) -> None:
-    """Megatron dev: 12 errors (renamed CUDA flags) and 5 warnings: over GitHub's 10."""
+    """Megatron dev: 12 errors (renamed CUDA flags) and 6 warnings: over GitHub's 10."""
     result = depsync("check", "server", "--no-cache", "--format", "github", cwd=in_subdirectory)
     shown = annotations(result.stdout)
     for level in ("error", "warning", "notice"):
         assert sum(1 for line in shown if line.startswith(f"::{level} ")) <= GITHUB_ANNOTATIONS_PER_LEVEL
-    assert shown[0].startswith("::notice title=depsync check::12 error(s), 5 warning(s)")
+    assert shown[0].startswith("::notice title=depsync check::12 error(s), 6 warning(s)")
     grouped = next(line for line in shown if "docker-no-install-renamed" in line)
     assert "line=45,endLine=56," in grouped and "12 findings, one fix" in grouped
     # nothing lost: every finding is in the log, one line each, in a collapsed group
     log = result.stdout.split("::group::depsync: every finding\n", 1)[1].split("::endgroup::")[0].splitlines()
-    assert len(log) == 17 and log[0].startswith("server/docker/Dockerfile.ci.dev:33 warning docker-not-locked")
+    assert len(log) == 18 and log[0].startswith("server/docker/Dockerfile.ci.dev:11 warning uv-lock-newer-than-pin")
 
 
 def test_github_past_the_limit_even_grouped_says_how_many_more() -> None:
@@ -101,12 +101,12 @@ def test_gitlab_code_quality_report(in_subdirectory: Path) -> None:
     result = depsync("check", "server", "--no-cache", "--format", "gitlab", cwd=in_subdirectory)
     assert result.returncode == 1
     issues = json.loads(result.stdout)
-    assert len(issues) == 17
+    assert len(issues) == 18
     for issue in issues:
         assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}
         assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
         assert issue["location"]["path"].startswith("server/") and issue["location"]["lines"]["begin"] >= 1
-    assert len({i["fingerprint"] for i in issues}) == 17
+    assert len({i["fingerprint"] for i in issues}) == 18
     renamed = [i for i in issues if i["check_name"] == "docker-no-install-renamed"]
     assert len(renamed) == 12 and {i["severity"] for i in renamed} == {"major"}
     # a replay from the cache gives the same report

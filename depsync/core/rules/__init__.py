@@ -49,6 +49,7 @@ RULES: dict[str, Rule] = {
         Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `[tool.uv] required-version`"),
         Rule("uv-version-inconsistent", _W, "Dockerfiles pin different uv versions"),
         Rule("uv-lock-format", _E, "the lock's format version is not one the pinned uv reads"),
+        Rule("uv-lock-newer-than-pin", _W, "uv.lock was written by a newer uv than the image pins (its `revision` is higher): relocking in the image downgrades it"),
         Rule("conflict-markers", _E, "uv.lock or pyproject.toml contains git conflict markers"),
         Rule("lock-artifact-mismatch", _E, "a wheel or sdist file name disagrees with its package's name or version"),
         Rule("lock-git-unresolved", _E, "a git source in the lock has no full commit after `#`"),

@@ -64,7 +64,10 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "docker-unresolved": RuleDoc(
         why="A flag value that uses a variable with no default, a build argument nobody passes, or a command substitution is only known "
-        "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked.",
+        "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked. "
+        "A value read from a BuildKit secret (`RUN --mount=type=secret,env=TOKEN`, `$(cat /run/secrets/x)`) is not reported: "
+        "it is known only to the build by design, and passing it as a build arg would put it in the image's history. As the "
+        "value of a flag depsync checks (`--extra $TOKEN`) it is an `info` note.",
         example="ARG IMAGE_TYPE\nRUN uv sync --locked --extra ${IMAGE_TYPE}",
         fix="Give the variable an ARG/ENV default, or pass it in `[tool.depsync] dockerfiles = [{ path = ..., build-args = { IMAGE_TYPE = \"dev\" } }]` "
         "(or `depsync check --dockerfile PATH --build-arg NAME=VALUE`).",
@@ -112,6 +115,18 @@ DOCS: dict[str, RuleDoc] = {
         "`uv sync` fails (a lock made with a newer host uv, say).",
         example="# uv.lock: version = 1\n# Dockerfile: ARG UV_VERSION=0.2.30",
         fix="Pin a uv that reads the format in the image, or relock with the pinned uv (`depsync lock` does that).",
+    ),
+    "uv-lock-newer-than-pin": RuleDoc(
+        why="uv records a format `revision` at the top of uv.lock and writes its own revision whenever it writes the lock. A "
+        "revision higher than the image's uv writes means the lock was made with a newer uv (on a laptop, by a bot). The image "
+        "still reads it, but relocking there, which the project's own instructions ask for, downgrades the lock (Megatron-LM's "
+        "dev lock: revision 3 -> 2 with uv 0.7.2) and rewrites about 180 marker lines: every relock is a large diff, and a "
+        "resolution the pinned uv cannot reproduce goes unnoticed until someone relocks (`check --deep` runs the pinned uv). "
+        "The revision each uv writes was measured on real releases (0.7.2, 0.7.22, 0.8.0: 2; 0.9.0, 0.11.0: 3; 0.13.9: 5); "
+        "a pin between two of them is held to the later one's revision, so this never fires on a lock the pin could write.",
+        example="# uv.lock: version = 1, revision = 3\n# docker/Dockerfile.ci.dev: ARG UV_VERSION=0.7.2",
+        fix="Pin the uv that made the lock in the image (`ARG UV_VERSION`), or relock with the pinned uv (`depsync lock`) and "
+        "commit that lock.",
     ),
     "conflict-markers": RuleDoc(
         why="A merge left `<<<<<<<`/`=======`/`>>>>>>>` lines in uv.lock or pyproject.toml. Neither file parses, so every install fails. "

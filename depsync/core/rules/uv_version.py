@@ -15,6 +15,33 @@ from depsync.core.trust import uv_version_allowed
 # read by older uv of the same format (uv 0.7.2 reads Megatron-LM's revision-3 lock).
 LOCK_FORMAT_SINCE = {1: Version("0.3.0")}
 
+# The `revision` each uv writes, measured here (`uv lock --offline` on a one-package project
+# with that release): uv writes its own revision whatever the old lock had, and a later uv
+# never writes a lower one. So a pin writes at most the revision of the first measured
+# release at or after it; a pin past the last one has no known bound (no finding).
+LOCK_REVISION_WRITTEN = (
+    (Version("0.7.2"), 2),
+    (Version("0.7.22"), 2),
+    (Version("0.8.0"), 2),
+    (Version("0.9.0"), 3),
+    (Version("0.11.0"), 3),
+    (Version("0.13.9"), 5),
+)
+
+
+def revision_bound(pin: Version) -> tuple[int, Version] | None:
+    """(the highest lock revision uv `pin` can write, the measured release that bounds it)."""
+    for release, revision in LOCK_REVISION_WRITTEN:
+        if pin <= release:
+            return revision, release
+    return None
+
+
+def newer_than(revision: int) -> Version | None:
+    """The last measured release that writes less than revision: the lock's writer is newer."""
+    older = [release for release, written in LOCK_REVISION_WRITTEN if written < revision]
+    return older[-1] if older else None
+
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
@@ -66,10 +93,23 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         return
     for dockerfile, pin in pins:
         try:
-            too_old = Version(pin.version) < since
+            pinned = Version(pin.version)
         except InvalidVersion:
             continue
-        if too_old:
+        bound = revision_bound(pinned)
+        if pinned >= since and bound is not None and lock.revision > bound[0]:
+            writer = newer_than(lock.revision)
+            yield RULES["uv-lock-newer-than-pin"].finding(
+                dockerfile.path,
+                pin.line,
+                f"{lock.path} has revision {lock.revision}, written by a uv newer than the image's uv {pin.version} ({pin.how})"
+                + (f": uv {writer} and older write a lower revision" if writer else "")
+                + f"; uv {pin.version} writes revision {bound[0]}, so relocking in the image (`depsync lock`) downgrades the lock "
+                f"to revision {bound[0]} and rewrites its markers, and the lock the team commits was not made with the image's uv",
+                f"pin {'a uv newer than ' + str(writer) if writer else 'the uv that made the lock'} in the image, or relock with "
+                f"uv {pin.version} (`depsync lock`) and commit that lock",
+            )
+        if pinned < since:
             yield RULES["uv-lock-format"].finding(
                 dockerfile.path,
                 pin.line,
