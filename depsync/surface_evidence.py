@@ -188,10 +188,10 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
         if not needle.search(data):
             continue  # most files name none of the modules: no parse
         try:
-            tree = ast.parse(data, filename=path)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        for module, line, guarded in _imports(tree):
+            found = list(_imports(ast.parse(data, filename=path)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # not Python depsync can read (or nested past the interpreter's limit): no evidence from it
+        for module, line, guarded in found:
             for package in by_module.get(module, ()):
                 places[package][guarded].append(f"{path}:{line}")
     scope = f"{count} Python files scanned"

@@ -304,3 +304,21 @@ def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: P
     from depsync.surface_evidence import _work_tree_files, scan_uses
 
     assert scan_uses(_work_tree_files(tree), {"secretpkg": ("secretpkg",)})[0]["secretpkg"].strength == "none"
+
+
+def test_hostile_names_and_paths_stay_inert_in_the_summary() -> None:
+    """main's pyproject and file names are repository content: no Markdown, HTML or terminal escapes reach the PR body."""
+    from depsync.reconciliation import Reconciliation
+    from depsync.report.reconcile import to_markdown
+
+    base = '[project]\nname = "a"\nversion = "1"\n'
+    main = base + '[project.optional-dependencies]\n"<img src=x onerror=alert(1)>" = ["pkg-x\\u001b[31m ; python_version >= \'3\'", "ok-pkg"]\n'
+    uses = {"ok-pkg": Use("guarded", ("evil](http://x.invalid)<b>.py:1",))}
+    decisions = merge_surface(data(base), data(base), data(main), Policy(), SurfaceEvidence(uses=uses, gathered=True))
+    result = Reconciliation("dev", "main", "a" * 40, "b" * 40, "c" * 40, [], [], dependencies=decisions)
+    text = to_markdown(result)
+    import re
+
+    prose = re.sub(r"`[^`\n]*`", "", text)  # a code span shows its text literally; the rest must be inert
+    assert "<img" not in prose and "<b>" not in prose and "evil](" not in text and "\x1b" not in text
+    assert "main's dependency changes not taken (2)" in text
