@@ -672,6 +672,7 @@ class Tally:
     main_agree: int = 0
     main_flagged: int = 0
     main_dropped: int = 0  # main's change not carried and not flagged
+    dropped_rules: Counter[str] = field(default_factory=Counter)  # the rows that did that (config ownership is deliberate)
 
     def add(self, truth: Truth | ReqTruth, verdict: Verdict, where: str = "") -> None:
         self.entries += 1
@@ -681,7 +682,9 @@ class Tally:
             self.main_changes += 1
             self.main_agree += verdict.result == truth.result
             self.main_flagged += verdict.flagged
-            self.main_dropped += verdict.result != truth.main and not verdict.flagged
+            if verdict.result != truth.main and not verdict.flagged:
+                self.main_dropped += 1
+                self.dropped_rules[verdict.rule] += 1
         if verdict.result == truth.result:
             self.agree += 1
         else:
@@ -763,6 +766,8 @@ def report(tallies: dict[str, Tally], scenarios: int, misses: bool = False, by_t
                 f"    {table:<30} {ours.entries:5d} {ours.agree / n:7.1%} {ours.flagged / n:7.1%} {ours.silent:4d} | {ours.main_changes:4d} {ours.main_agree / c:7.1%} {ours.main_flagged / c:7.1%} {ours.main_dropped:4d}"
                 f" | {keep.agree / n:7.1%} {keep.silent:4d}"
             )
+            if ours.dropped_rules:
+                lines.append("      main's changes not carried, unflagged, by rule: " + ", ".join(f"{rule} {count}" for rule, count in ours.dropped_rules.most_common()))
     if misses:
         for label in ("reconcile", "reconcile offline"):
             if label in tallies and tallies[label].misses:
