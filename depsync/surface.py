@@ -22,6 +22,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -65,8 +66,10 @@ def _show(item: Any) -> str:
     return str(item)
 
 
+@lru_cache(maxsize=8192)
 def requirement_key(text: str) -> tuple[str, Any]:
-    """(canonical name, comparable value) of a requirement string; an unparsable one keeps its text."""
+    """(canonical name, comparable value) of a requirement string; an unparsable one keeps its text.
+    Cached: history walks see the same strings in every version of the file."""
     try:
         req = Requirement(text)
         spec = tuple(sorted(specifier_key(str(req.specifier))))
