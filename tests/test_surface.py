@@ -322,3 +322,24 @@ def test_hostile_names_and_paths_stay_inert_in_the_summary() -> None:
     prose = re.sub(r"`[^`\n]*`", "", text)  # a code span shows its text literally; the rest must be inert
     assert "<img" not in prose and "<b>" not in prose and "evil](" not in text and "\x1b" not in text
     assert "main's dependency changes not taken (2)" in text
+
+
+def test_an_index_comes_with_the_requirement_and_source_that_need_it() -> None:
+    base = '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy"]\n'
+    main = (
+        '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy", "torch>=2"]\n\n'
+        '[[tool.uv.index]]\nname = "cu128"\nurl = "https://download.example.invalid/whl/cu128"\nexplicit = true\n\n'
+        '[tool.uv.sources]\ntorch = [{ index = "cu128", marker = "sys_platform == \'linux\'" }]\n'
+    )
+    texts = {"base": base, "dev": base, "main": main}
+    parsed = {side: tomllib.loads(t) for side, t in texts.items()}
+    uses = {"torch": Use("import", ("app/model.py:1",))}
+    text, sources, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(uses=uses, gathered=True))
+    result = tomllib.loads(text)
+    assert "torch>=2" in result["project"]["dependencies"]
+    assert result["tool"]["uv"]["index"][0]["name"] == "cu128" and result["tool"]["uv"]["sources"]["torch"][0]["index"] == "cu128"
+    index = next(d for d in surface if d.table == "tool.uv.index")
+    assert index.taken_from == "main" and any("uses index 'cu128'" in e for e in index.evidence)
+    # without the import, none of the three comes in, and each is said
+    text, sources, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(gathered=True))
+    assert text == base and all(d.needs_review for d in surface if d.main_not_taken) and all(d.needs_review for d in sources if d.differs)
