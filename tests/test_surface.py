@@ -343,3 +343,28 @@ def test_an_index_comes_with_the_requirement_and_source_that_need_it() -> None:
     # without the import, none of the three comes in, and each is said
     text, sources, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(gathered=True))
     assert text == base and all(d.needs_review for d in surface if d.main_not_taken) and all(d.needs_review for d in sources if d.differs)
+
+
+def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_following_branch() -> None:
+    base = (
+        '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.10"\n\n[project.optional-dependencies]\ncpu = ["x"]\ngpu = ["y"]\n\n'
+        '[dependency-groups]\ntest = ["pytest"]\nci = ["ruff"]\n\n[tool.uv]\nrequired-version = ">=0.7"\noverride-dependencies = ["torch; sys_platform == \'never\'"]\n'
+    )
+    main = (
+        base.replace('">=3.10"', '">= 3.11"').replace('ci = ["ruff"]', 'ci = ["ruff", {include-group = "test"}]')
+        .replace('required-version = ">=0.7"', 'required-version = ">=0.8"')
+        .replace('"torch; sys_platform == \'never\'"]', '"torch; sys_platform == \'never\'", "urllib3>=2.6.3"]\nconstraint-dependencies = ["numpy<3"]\nconflicts = [[{ extra = "cpu" }, { extra = "gpu" }]]')
+    )
+    texts, parsed = {"base": base, "dev": base, "main": main}, {"base": data(base), "dev": data(base), "main": data(main)}
+    text, _, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(), "main")
+    result, wanted = tomllib.loads(text), tomllib.loads(main)
+    assert result["project"]["requires-python"] == ">= 3.11" and result["dependency-groups"]["ci"] == wanted["dependency-groups"]["ci"]
+    assert result["tool"]["uv"] == wanted["tool"]["uv"]
+    tables = {d.table for d in surface if d.taken_from == "main" and d.changes_dev}
+    assert tables == {"project.requires-python", "dependency-groups.ci", "tool.uv.required-version", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
+    # the same, seen from a dev that owns its surface: settings dev never chose move with main, additions wait for evidence
+    never = {(d.table, d.name): Ownership("main", "history", "dev's history never changed it") for d in surface}
+    text, _, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(ownership=never, gathered=True), "dev")
+    declined = {d.table for d in surface if d.main_not_taken}
+    assert declined == {"dependency-groups.ci", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
+    assert all(d.needs_review for d in surface if d.main_not_taken)
