@@ -53,7 +53,7 @@ class Entry:
     raw: tuple[Any, ...]  # the items as written: requirement strings, tables, or the setting's value
 
     def text(self) -> str:
-        return " , ".join(_show(item) for item in self.raw)
+        return ", ".join(_show(item) for item in self.raw)
 
 
 def _show(item: Any) -> str:
@@ -111,8 +111,9 @@ def requirement_tables(data: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def _conflict_key(item: Any) -> str:
+    """A conflict set by its members (`extra=dev | extra=lts`): order and name spelling ignored."""
     parts = item if isinstance(item, list) else [item]
-    keys = sorted(",".join(f"{k}={canonicalize_name(str(v)) if k != 'package' else canonicalize_name(str(v))}" for k, v in sorted(p.items())) if isinstance(p, Mapping) else str(p) for p in parts)
+    keys = sorted(",".join(f"{k}={canonicalize_name(str(v))}" for k, v in sorted(p.items())) if isinstance(p, Mapping) else str(p) for p in parts)
     return " | ".join(keys)
 
 

@@ -97,6 +97,19 @@ def headline(result: Reconciliation) -> str:
     return f"; dependencies: {len(changed) - declined} of main's {len(changed)} changes taken, {declined} not taken, {flagged} flagged"
 
 
+def counts(result: Reconciliation) -> dict[str, Any]:
+    """main's changes to the surface and what became of them (the plan JSON's `dependency_flags`)."""
+    changed = main_changes(result.dependencies)
+    flagged = sum(d.needs_review for d in changed)
+    return {
+        "main_changes": len(changed),
+        "taken": sum(not d.main_not_taken for d in changed),
+        "not_taken": sum(d.main_not_taken for d in changed),
+        "flagged": flagged,
+        "rate": round(flagged / len(changed), 4) if changed else 0.0,
+    }
+
+
 def review_lines(result: Reconciliation) -> list[str]:
     """One line per flagged surface entry, for the "Needs review" section."""
     lines = [f"- {_cell(f.file)}:{f.line} `{f.rule}`: {_cell(f.message)}" for f in result.surface_findings]
