@@ -368,3 +368,15 @@ def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_fo
     declined = {d.table for d in surface if d.main_not_taken}
     assert declined == {"dependency-groups.ci", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
     assert all(d.needs_review for d in surface if d.main_not_taken)
+
+
+def test_module_names_from_wheels_in_uvs_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """uv keeps each wheel unpacked under archive-v0/<id>/ with its dist-info: Pillow's names PIL."""
+    from depsync.surface_evidence import module_names
+
+    unpacked = tmp_path / "uv-cache" / "archive-v0" / "aBcD1234"
+    (unpacked / "pillow-11.0.0.dist-info").mkdir(parents=True)
+    (unpacked / "pillow-11.0.0.dist-info" / "RECORD").write_text("PIL/__init__.py,sha256=x,1\nPIL/Image.py,sha256=y,2\npillow-11.0.0.dist-info/METADATA,,\n")
+    (tmp_path / "uv-cache" / "archive-v0" / "link").symlink_to(tmp_path)  # never followed
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    assert module_names(tmp_path / "project-without-venv", ["Pillow", "gigatoken"]) == {"gigatoken": ("gigatoken",), "pillow": ("PIL",)}
