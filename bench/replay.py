@@ -668,11 +668,23 @@ class Tally:
     by_why: Counter[str] = field(default_factory=Counter)
     wrong_by_why: Counter[str] = field(default_factory=Counter)
     misses: list[str] = field(default_factory=list)  # what a disagreement looked like, for --misses
+    main_changes: int = 0  # entries main changed since the merge-base (issue 20's measure)
+    main_agree: int = 0
+    main_flagged: int = 0
+    main_dropped: int = 0  # main's change not carried and not flagged
+    dropped_rules: Counter[str] = field(default_factory=Counter)  # the rows that did that (config ownership is deliberate)
 
     def add(self, truth: Truth | ReqTruth, verdict: Verdict, where: str = "") -> None:
         self.entries += 1
         self.by_why[truth.why] += 1
         self.flagged += verdict.flagged
+        if truth.main != truth.base:
+            self.main_changes += 1
+            self.main_agree += verdict.result == truth.result
+            self.main_flagged += verdict.flagged
+            if verdict.result != truth.main and not verdict.flagged:
+                self.main_dropped += 1
+                self.dropped_rules[verdict.rule] += 1
         if verdict.result == truth.result:
             self.agree += 1
         else:
@@ -746,11 +758,16 @@ def report(tallies: dict[str, Tally], scenarios: int, misses: bool = False, by_t
         wrong = ", ".join(f"{label} {t.wrong_by_why[why]}" for label, t in tallies.items() if t.wrong_by_why[why])
         lines.append(f"    {why:<36} {count:5d}   {wrong or 'all agree'}")
     if by_table:
-        lines.append("  per table (reconcile: entries, agrees, flagged, silent; keep dev's table: agrees, silent):")
+        lines.append("  per table, reconcile (entries, agrees, flagged, silent | of main's changes: count, agrees, flagged, not carried unflagged) and keep dev's table (agrees, silent):")
         for table, per in sorted(by_table.items()):
             ours, keep = per.get("reconcile", Tally()), per.get("keep dev's table", Tally())
-            n = max(ours.entries, 1)
-            lines.append(f"    {table:<34} {ours.entries:5d} {ours.agree / n:8.1%} {ours.flagged / n:8.1%} {ours.silent:6d}   {keep.agree / n:8.1%} {keep.silent:6d}")
+            n, c = max(ours.entries, 1), max(ours.main_changes, 1)
+            lines.append(
+                f"    {table:<30} {ours.entries:5d} {ours.agree / n:7.1%} {ours.flagged / n:7.1%} {ours.silent:4d} | {ours.main_changes:4d} {ours.main_agree / c:7.1%} {ours.main_flagged / c:7.1%} {ours.main_dropped:4d}"
+                f" | {keep.agree / n:7.1%} {keep.silent:4d}"
+            )
+            if ours.dropped_rules:
+                lines.append("      main's changes not carried, unflagged, by rule: " + ", ".join(f"{rule} {count}" for rule, count in ours.dropped_rules.most_common()))
     if misses:
         for label in ("reconcile", "reconcile offline"):
             if label in tallies and tallies[label].misses:

@@ -75,6 +75,18 @@ _HISTORY_CASES = ("main-changed", "main-removed", "main-added", "conflict")
 _ORDER_CASES = ("main-changed", "conflict")
 
 
+_LINES: dict[tuple[str, str, str], list[git.PathChange]] = {}
+
+
+def _first_parent_line(root: Path, commit: str, path: str) -> list[git.PathChange]:
+    """git.path_history, once per (repository, commit, path): the sources and the rest of the
+    surface walk the same two lines (commits are immutable, so the cache cannot go stale)."""
+    key = (str(root.resolve()), commit, path)
+    if key not in _LINES:
+        _LINES[key] = git.path_history(root, commit, path)
+    return _LINES[key]
+
+
 def _history(
     root: Path, path: str, dev_commit: str, main_commit: str, names: list[Any], parse: Callable[[str], dict[Any, Any] | None] = sources_table
 ) -> tuple[dict[Any, Ownership], dict[Any, str]]:
@@ -92,14 +104,14 @@ def _history(
             parsed[blob] = parse(data.decode(errors="replace")) if data is not None else None
         return parsed[blob]
 
-    latest = latest_changes(git.path_history(root, dev_commit, path), sources_at, names)
+    latest = latest_changes(_first_parent_line(root, dev_commit, path), sources_at, names)
     main_line: list[git.PathChange] = []
 
     def main_value_at(commit: git.PathChange, name: str) -> Any:
         """main's value of the entry when commit was made: the commit's own when it is on main's
         line (dev's history before it forked), else main's newest version not after it."""
         if not main_line:
-            main_line.extend(git.path_history(root, main_commit, path))
+            main_line.extend(_first_parent_line(root, main_commit, path))
         if any(change.commit == commit.commit for change in main_line):
             found = sources_at(commit.new_blob)
             return MISSING if found is None else found.get(name)

@@ -8,6 +8,7 @@ listed: they are dev's own work, kept.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -19,12 +20,23 @@ from depsync.core.sync.surface import Entry, EntryDecision, main_changes
 _FOLD = 30  # more rows than this: the table goes into <details>
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MARKUP = str.maketrans({"|": "\\|", "`": "'", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "*": "\\*", "_": "\\_", "!": "\\!"})
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Repository text (requirement strings, file names, reasons naming them) as inert table text:
+    no control or terminal characters, no Markdown or HTML that GitHub would render."""
+    return _CONTROL.sub(" ", text).translate(_MARKUP)
+
+
+def _code(text: str) -> str:
+    """A value in a code span: only what would end the span or the table cell is changed."""
+    return _CONTROL.sub(" ", text).replace("`", "'").replace("|", "\\|")
 
 
 def _value(entry: Entry | None) -> str:
-    return f"`{_cell(entry.text())}`" if entry is not None else "absent"
+    return f"`{_code(entry.text())}`" if entry is not None else "absent"
 
 
 def _evidence(d: EntryDecision, compact: bool) -> str:
@@ -38,9 +50,9 @@ def _table(rows: list[EntryDecision], taken: bool, compact: bool) -> list[str]:
     for d in rows:
         flag = "**yes**" if d.needs_review else ""
         if taken:
-            lines.append(f"| {flag} | `{_cell(d.name)}` | `{_cell(d.table)}` | {_value(d.main)} | {_value(d.dev)} | {_evidence(d, compact)} |")
+            lines.append(f"| {flag} | `{_code(d.name)}` | `{_code(d.table)}` | {_value(d.main)} | {_value(d.dev)} | {_evidence(d, compact)} |")
         else:
-            lines.append(f"| {flag} | `{_cell(d.name)}` | `{_cell(d.table)}` | {_value(d.main)} | {_value(d.result)} | {_cell(d.reason)} | {_evidence(d, compact)} |")
+            lines.append(f"| {flag} | `{_code(d.name)}` | `{_code(d.table)}` | {_value(d.main)} | {_value(d.result)} | {_cell(d.reason)} | {_evidence(d, compact)} |")
     return lines
 
 
@@ -85,10 +97,23 @@ def headline(result: Reconciliation) -> str:
     return f"; dependencies: {len(changed) - declined} of main's {len(changed)} changes taken, {declined} not taken, {flagged} flagged"
 
 
+def counts(result: Reconciliation) -> dict[str, Any]:
+    """main's changes to the surface and what became of them (the plan JSON's `dependency_flags`)."""
+    changed = main_changes(result.dependencies)
+    flagged = sum(d.needs_review for d in changed)
+    return {
+        "main_changes": len(changed),
+        "taken": sum(not d.main_not_taken for d in changed),
+        "not_taken": sum(d.main_not_taken for d in changed),
+        "flagged": flagged,
+        "rate": round(flagged / len(changed), 4) if changed else 0.0,
+    }
+
+
 def review_lines(result: Reconciliation) -> list[str]:
     """One line per flagged surface entry, for the "Needs review" section."""
     lines = [f"- {_cell(f.file)}:{f.line} `{f.rule}`: {_cell(f.message)}" for f in result.surface_findings]
-    return lines + [f"- `{_cell(d.name)}` in `{_cell(d.table)}`: {_cell(d.reason)}" for d in result.dependencies if d.needs_review]
+    return lines + [f"- `{_code(d.name)}` in `{_code(d.table)}`: {_cell(d.reason)}" for d in result.dependencies if d.needs_review]
 
 
 def metadata_json(update: MetadataUpdate, result: Reconciliation) -> dict[str, Any]:

@@ -329,6 +329,7 @@ def to_json(result: Reconciliation) -> str:
         "sources": [_decision_json(d) for d in result.decisions],
         "flags": {"flagged": sum(d.needs_review for d in differing), "differing": len(differing), "rate": round(result.flag_rate, 4)},
         "dependencies": surface_report.to_json(result),
+        "dependency_flags": surface_report.counts(result),
         "default_side": result.default_side,
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],

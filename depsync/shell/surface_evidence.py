@@ -7,8 +7,8 @@ follows a symlink, stays out of hidden, virtualenv and cache directories, and re
 `*.py` files; a git tree skips symlink entries. What was scanned is said in the evidence.
 
 Module names of a distribution: its `top_level.txt` or RECORD in a dist-info depsync can
-read inside the project (the project's own `.venv`, reached without symlinks), else the
-normalized name (`torch-memory-saver` -> `torch_memory_saver`). An import inside a
+read (the project's own `.venv`, then the wheels unpacked in uv's cache; reached without
+symlinks), else the normalized name (`torch-memory-saver` -> `torch_memory_saver`). An import inside a
 `try:` whose handler catches ImportError (or ModuleNotFoundError, Exception, bare) is
 "guarded": the code runs without the package, so it is weaker evidence.
 """
@@ -16,6 +16,7 @@ normalized name (`torch-memory-saver` -> `torch_memory_saver`). An import inside
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 import subprocess
@@ -52,6 +53,33 @@ def _dist_info_dirs(root: Path) -> Iterator[Path]:
                 yield entry
 
 
+MAX_CACHE_ENTRIES = 50_000  # unpacked wheels looked at in uv's cache
+
+
+def _uv_cache_dist_infos() -> Iterator[Path]:
+    """dist-info directories of the wheels uv unpacked into its cache (the operator's
+    UV_CACHE_DIR, else the XDG cache), reached without following symlinks."""
+    configured = os.environ.get("UV_CACHE_DIR")
+    base = Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv"
+    archive = base / "archive-v0"
+    if archive.is_symlink() or not archive.is_dir():
+        return
+    try:
+        entries = sorted(os.scandir(archive), key=lambda e: e.name)[:MAX_CACHE_ENTRIES]
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            inner = list(os.scandir(entry.path))
+        except OSError:
+            continue
+        for item in inner:
+            if item.name.endswith(".dist-info") and item.is_dir(follow_symlinks=False):
+                yield Path(item.path)
+
+
 def _top_levels(dist_info: Path) -> set[str]:
     for name in ("top_level.txt", "RECORD"):
         file = dist_info / name
@@ -76,7 +104,7 @@ def module_names(root: Path, packages: Iterable[str]) -> dict[str, tuple[str, ..
     wanted = {canonicalize_name(p) for p in packages}
     found: dict[str, set[str]] = {}
     if wanted:
-        for dist_info in _dist_info_dirs(root):
+        for dist_info in itertools.chain(_dist_info_dirs(root), _uv_cache_dist_infos()):
             project = canonicalize_name(dist_info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
             if project in wanted and project not in found:
                 modules = _top_levels(dist_info)
@@ -188,10 +216,10 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
         if not needle.search(data):
             continue  # most files name none of the modules: no parse
         try:
-            tree = ast.parse(data, filename=path)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        for module, line, guarded in _imports(tree):
+            found = list(_imports(ast.parse(data, filename=path)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # not Python depsync can read (or nested past the interpreter's limit): no evidence from it
+        for module, line, guarded in found:
             for package in by_module.get(module, ()):
                 places[package][guarded].append(f"{path}:{line}")
     scope = f"{count} Python files scanned"

@@ -122,7 +122,7 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
         "copied": ("main-changed", "main", False),  # dev only copied main's pin: main owns it, u3 is a fast-forward
         "handed-back": ("main-changed", "main", False),  # a sync took main's value: main owns it again
         "diverged": ("main-changed", "dev", True),  # r1 is on another line than u2
-        "removed": ("main-added", "none", False),  # dev removed it itself
+        "removed": ("main-added", "none", True),  # dev removed it itself: main's re-addition not carried, flagged (issue 20)
         "index": ("main-added", "none", True),  # dev takes it from the index
     }
     evidence = {name: " | ".join(d["evidence"]) for name, d in decisions.items()}

@@ -88,7 +88,7 @@ def test_three_way_table_without_evidence(base, dev, main, case, result, review)
         (gathered("dev-newer"), A, True, "main-changed/main's rev older"),
         (gathered("unknown"), A, True, "main-changed/order unknown"),
         (gathered("main-newer", owner="dev"), A, True, "main-changed/dev owns it (history), main's may be a fast-forward"),  # an inference: look
-        (gathered("diverged", owner="dev"), A, False, "main-changed/dev owns it"),
+        (gathered("diverged", owner="dev"), A, True, "main-changed/dev owns it"),  # main's change not carried: flagged (issue 20)
         (gathered("unknown", owner=None), A, True, "main-changed/order unknown"),
     ],
 )
@@ -110,7 +110,7 @@ def test_unknown_order_says_why() -> None:
     "evidence, result, review",
     [
         (gathered(depends=True), None, True),  # dev takes it from the index: main's source declined
-        (gathered(removed='commit 1234567890 "dev: te from PyPI" (2025-01-01)'), None, False),
+        (gathered(removed='commit 1234567890 "dev: te from PyPI" (2025-01-01)'), None, True),  # not carried: flagged (issue 20)
         (gathered(), B, False),  # inert on dev: added, said so
     ],
 )
@@ -128,7 +128,7 @@ def test_main_added(evidence, result, review) -> None:
     [
         (gathered(owner="dev"), None, False),  # inert on dev: follow main
         (gathered(depends=True), A, True),  # main owns it by history, dev depends: kept, and said so (issue 20)
-        (gathered(owner="dev", depends=True), A, False),  # dev chose it and depends on it
+        (gathered(owner="dev", depends=True), A, True),  # dev chose it and depends on it: kept, main's removal listed
         (gathered(), None, False),
     ],
 )
@@ -150,7 +150,7 @@ def test_policy_conflict_main_and_per_package() -> None:
     assert one(A, B, C, policy=Policy(conflict="main")).result == C
     assert one(A, B, C, policy=Policy(prefer={"pkg": "main"})).result == C
     owned = one(A, A, B, policy=Policy(owned_by_dev=frozenset({"pkg"})))
-    assert (owned.result, owned.needs_review, owned.rule) == (A, False, "main-changed/dev owns it")
+    assert (owned.result, owned.needs_review, owned.rule) == (A, False, "main-changed/dev owns it (config)")
     assert "owned-by-dev" in owned.evidence[0]
     assert one(None, None, B, policy=Policy(owned_by_dev=frozenset({"pkg"}))).result is None
     # prefer main: main decides that package, even without a rev order; a downgrade is still flagged

@@ -85,6 +85,9 @@ def reconciled_surface(
     texts and data: the three sides' pyproject texts and parsed tables ("base", "dev", "main")."""
     policy = policy_of(config)
     surface = merge_surface(data["base"], data["dev"], data["main"], policy, surface_evidence, default_side)
+    needed = _indexes_needed(surface, data["main"])
+    if needed:  # an index main's source names comes with the requirement taken from main
+        surface = merge_surface(data["base"], data["dev"], data["main"], policy, replace(surface_evidence, needed={**surface_evidence.needed, **needed}), default_side)
     kept = result_requires(surface)
     main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
     evidence = replace(evidence, requirement_taken=taken_from_main(surface), requirement_declined=frozenset(main_added - kept))
@@ -95,6 +98,18 @@ def reconciled_surface(
     surface = _metadata_with_sources(surface, decisions, metadata)
     text = apply_plan(texts["dev"], texts["main"], decisions, metadata)
     return apply_surface(text, texts["main"], surface), decisions, metadata, surface
+
+
+def _indexes_needed(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """[[tool.uv.index]] entries main's sources name for the packages whose requirement is taken from main."""
+    sources = {canonicalize_name(str(k)): v for k, v in main.get("tool", {}).get("uv", {}).get("sources", {}).items()}
+    needed: dict[tuple[str, str], str] = {}
+    for package in sorted(taken_from_main(surface)):
+        value = sources.get(package)
+        for table in value if isinstance(value, list) else [value]:
+            if isinstance(table, Mapping) and isinstance(table.get("index"), str):
+                needed.setdefault(("tool.uv.index", table["index"]), f"main's source for {package} (its requirement is taken) uses index {table['index']!r}")
+    return needed
 
 
 def _metadata_with_sources(surface: Sequence[EntryDecision], decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> list[EntryDecision]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -52,7 +53,7 @@ class Entry:
     raw: tuple[Any, ...]  # the items as written: requirement strings, tables, or the setting's value
 
     def text(self) -> str:
-        return " , ".join(_show(item) for item in self.raw)
+        return ", ".join(_show(item) for item in self.raw)
 
 
 def _show(item: Any) -> str:
@@ -65,8 +66,10 @@ def _show(item: Any) -> str:
     return str(item)
 
 
+@lru_cache(maxsize=8192)
 def requirement_key(text: str) -> tuple[str, Any]:
-    """(canonical name, comparable value) of a requirement string; an unparsable one keeps its text."""
+    """(canonical name, comparable value) of a requirement string; an unparsable one keeps its text.
+    Cached: history walks see the same strings in every version of the file."""
     try:
         req = Requirement(text)
         spec = tuple(sorted(specifier_key(str(req.specifier))))
@@ -108,8 +111,9 @@ def requirement_tables(data: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def _conflict_key(item: Any) -> str:
+    """A conflict set by its members (`extra=dev | extra=lts`): order and name spelling ignored."""
     parts = item if isinstance(item, list) else [item]
-    keys = sorted(",".join(f"{k}={canonicalize_name(str(v)) if k != 'package' else canonicalize_name(str(v))}" for k, v in sorted(p.items())) if isinstance(p, Mapping) else str(p) for p in parts)
+    keys = sorted(",".join(f"{k}={canonicalize_name(str(v))}" for k, v in sorted(p.items())) if isinstance(p, Mapping) else str(p) for p in parts)
     return " | ".join(keys)
 
 
@@ -250,7 +254,7 @@ RULES: tuple[Rule, ...] = (
         (*_SIDE_MAIN, "main", False, "main added it; the branch follows main: taken", "default-side"),
         ("dev removed it itself, the merged code imports it", lambda f: f.removed_by_dev is not None and f.imported, "none", True,
          "dev removed {name} from {table} itself ({removal}), but the merged code needs it: not re-added; check", "dev's removing commit; file:line of the import"),
-        ("dev removed it itself", lambda f: f.removed_by_dev is not None, "none", False,
+        ("dev removed it itself", lambda f: f.removed_by_dev is not None, "none", True,
          "dev removed {name} from {table} itself ({removal}): main's re-addition not taken", "dev's removing commit"),
         ("the merged code needs it", lambda f: f.imported, "main", False,
          "main added it and the merged code needs it: taken", "file:line of an unguarded import (or what needs the entry)"),
@@ -260,7 +264,7 @@ RULES: tuple[Rule, ...] = (
          "main added it; the merged code was not scanned here: not taken, run `depsync reconcile` to decide", "-"),
         ("dev removed the table, the merged code needs it", lambda f: not f.table_on_dev and f.table_at_base and f.imported, "none", True,
          "main added {name} to {table}, which dev removed, and the merged code needs {name}: not taken; dev must declare it elsewhere", "file:line of the import"),
-        ("dev removed the table", lambda f: not f.table_on_dev and f.table_at_base, "none", False,
+        ("dev removed the table", lambda f: not f.table_on_dev and f.table_at_base, "none", True,
          "main added {name} to {table}, which dev removed: not taken", "the table exists at the merge-base, not on dev"),
         ("table new on main", lambda f: not f.table_on_dev, "none", True,
          "main added {table}, which dev does not have, and nothing in the merged code needs {name}: not taken", "the table does not exist on dev; no import found"),

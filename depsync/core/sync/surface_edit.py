@@ -162,7 +162,8 @@ def apply_surface(text: str, main_text: str, decisions: Sequence[EntryDecision])
     changing = [d for d in decisions if d.changes_dev]
     if not changing:
         return text
-    doc, main_doc = tomlkit.parse(text), tomlkit.parse(main_text)
+    doc = tomlkit.parse(text)
+    main_doc = tomlkit.parse(main_text) if any(d.taken_from == "main" for d in changing) else tomlkit.document()  # copied from only when taken
     for decision in changing:
         if decision.kind == "requirement":
             _apply_requirement(doc, main_doc, decision)
