@@ -88,7 +88,5 @@ def run(args: argparse.Namespace) -> int:
     find_root(args)
     options = options_from(args)
     if args.fix or args.diff:
-        from depsync.commands import fix
-
-        return fix.run_check(options, fix=args.fix, diff=args.diff)
+        return check.run_check(options, fix=args.fix, diff=args.diff)
     return check.run(options)

@@ -3,7 +3,7 @@
 Imports stay inside functions: a check answered from the result cache (depsync/cache.py)
 never imports the models, the rules or packaging, and the human format imports rich only
 when it colours (a terminal, FORCE_COLOR or --color always: depsync/ui.py). `--fix` and
-`--diff` are commands/fix.py.
+`--diff` (at the end) plan the fixes, show or apply them, and check again.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from depsync.errors import DepsyncError
 from depsync.shell.workspace import CliOverrides
 
 if TYPE_CHECKING:
+    from depsync.core.autofix import FixPlan
     from depsync.shell.cache import Request
     from depsync.core.findings import Finding
     from depsync.core.rules import CheckInputs
@@ -259,3 +260,131 @@ def run(options: CheckOptions) -> int:
             shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"
             cache.add_rendering(key, options.output_format, shown, redact(text))
     return exit_code(findings, options.strict)
+
+
+# -- --fix and --diff -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FixResult:
+    plan: FixPlan
+    findings: list[Finding]  # after the fixes (the re-check), or as before with --diff
+
+
+def fix_plan(root: Path, inputs: CheckInputs, findings: list[Finding]) -> FixPlan:
+    from depsync.core.autofix import plan
+    from depsync.shell.workspace import FileReader
+
+    reader = FileReader(root)
+
+    def read(path: str) -> str:
+        text = reader.read_text(path)
+        assert text is not None  # required=True raises instead
+        return text
+
+    return plan(inputs, findings, read)
+
+
+def apply(root: Path, overrides: CliOverrides, inputs: CheckInputs, findings: list[Finding]) -> FixResult:
+    """Write the fixes and check again; the files are restored when the re-check disagrees."""
+    from depsync.core.rules import run_rules
+    from depsync.shell import signals
+    from depsync.shell.fileio import Snapshot, confined, write_atomic
+    from depsync.shell.workspace import load_inputs
+
+    fixes = fix_plan(root, inputs, findings)
+    if not fixes.changed:
+        return FixResult(fixes, findings)
+    targets = {path: confined(root, path, "fixed file") for path in fixes.changed}  # all refused before the first write
+    snapshot = Snapshot(root, list(targets))
+    try:
+        with signals.deferred():
+            for path, target in targets.items():
+                write_atomic(target, fixes.after[path].encode("utf-8"))
+        after = run_rules(load_inputs(root, None, overrides))
+        _confirm(fixes, findings, after)
+    except BaseException as exc:
+        snapshot.restore()
+        if isinstance(exc, DepsyncError):
+            raise DepsyncError(f"--fix left the files as they were: {exc}") from None
+        raise
+    return FixResult(fixes, after)
+
+
+def _confirm(fixes: FixPlan, before: list[Finding], after: list[Finding]) -> None:
+    """Every fixed finding is gone: per file and rule, the count dropped by what was fixed."""
+    from collections import Counter
+
+    counted_before = Counter((f.file, f.rule) for f in before)
+    counted_after = Counter((f.file, f.rule) for f in after)
+    fixed = Counter((f.file, f.rule) for f in fixes.fixed)
+    for key, count in fixed.items():
+        if counted_after[key] > counted_before[key] - count:
+            raise DepsyncError(f"{key[1]} in {key[0]} is still reported after the fix; please report this")
+
+
+def print_fix_summary(fixes: FixPlan, *, applied: bool) -> None:
+    """What was (or would be) fixed, one line per fix (a group of findings), on stderr: stdout
+    stays the report or the diff. -q leaves it out."""
+    from depsync.report import ui
+
+    count = len(fixes.fixed)
+    if count:
+        verb = "fixed" if applied else "would fix"
+        ui.note(f"{verb} {count} finding{'s' if count != 1 else ''} in {', '.join(fixes.changed)}:")
+        for fix in fixes.fixes:
+            ui.note(f"  {fix.file}: {fix.description}")
+        if any(fix.relock for fix in fixes.fixes):
+            ui.note(f"pyproject.toml {'changed' if applied else 'would change'}, so uv.lock must follow: run `depsync lock` and commit both")
+    elif not fixes.unfixed:
+        ui.note("nothing to fix")
+    for item in fixes.unfixed:
+        f = item.finding
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        ui.note(f"not fixed: {where} {f.rule}: {item.reason}")
+
+
+def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
+    """`depsync check` with --fix or --diff: plan the fixes, show or apply them, check again."""
+    from depsync.core.rules import run_rules
+    from depsync.shell.workspace import load_inputs
+
+    if options.ref is not None and (fix or diff):
+        raise DepsyncError("--fix and --diff edit the work tree; they cannot be combined with --ref")
+    if options.deep and options.ref is not None:
+        raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
+    inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
+    assert inputs is not None
+    findings = run_rules(inputs)
+    checked = len(inputs.dockerfiles)
+    say_what_was_read(inputs, options)
+    if diff:
+        fixes = fix_plan(options.root, inputs, findings)
+        sys.stdout.write(fixes.diff())
+        print_fix_summary(fixes, applied=False)
+        return 1 if fixes.changed else 0
+    if fix:
+        result = apply(options.root, options.overrides, inputs, findings)
+        print_fix_summary(result.plan, applied=True)
+        findings = result.findings
+        if result.plan.changed:
+            inputs = load_inputs(options.root, None, options.overrides) if options.deep else None
+    findings = confirm_stale(findings, inputs, options)
+    if options.deep:
+        assert inputs is not None
+        findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
+    _render_fixed(findings, options, checked)
+    return exit_code(findings, options.strict)
+
+
+def _render_fixed(findings: list[Finding], options: CheckOptions, dockerfiles: int | None = None) -> None:
+    """As the check renders, never from or into the cache: the files just changed."""
+    from depsync.report import ui
+
+    project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
+    if options.output_format == "human" and ui.color(sys.stdout):
+        from depsync.report.findings import print_human
+
+        print_human(findings, sys.stdout, project=project, color=True, dockerfiles=dockerfiles)
+    else:
+        sys.stdout.write(render(findings, options.output_format, project, options.root, dockerfiles))
