@@ -69,26 +69,3 @@ def discover(path: Path) -> tuple[Path, str | None]:
     except ValueError:  # another drive (Windows)
         relative = found
     return relative, f"project root: {found}"
-
-
-def repository_root(start: Path) -> Path | None:
-    """The top of the git work tree holding start (symlinks resolved), found as git does: the
-    nearest directory upwards with a `.git` entry; None outside any repository."""
-    directory = Path(os.path.realpath(start))
-    for candidate in (directory, *directory.parents):
-        if os.path.lexists(candidate / ".git"):
-            return candidate
-    return None
-
-
-def repository_prefix(project: Path) -> str:
-    """The project's directory from the repository root, `server/` (`""` at the root), for
-    reports whose paths a forge resolves from there (GitHub annotations, SARIF, GitLab).
-    Outside a repository: from the working directory when the project is inside it, else ""."""
-    real = Path(os.path.realpath(project))
-    top = repository_root(real)
-    if top is None:
-        cwd = Path(os.path.realpath(Path.cwd()))
-        top = cwd if real.is_relative_to(cwd) else real
-    relative = real.relative_to(top).as_posix()
-    return "" if relative == "." else relative + "/"

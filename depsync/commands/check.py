@@ -182,7 +182,7 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
 
-    from depsync.cli.root import repository_prefix
+    from depsync.shell.git import repository_prefix
 
     if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the repository root
         from depsync.report.sarif import to_sarif
@@ -203,7 +203,7 @@ def render(findings: list[Finding], output_format: str, project: str, root: Path
 
 def _report_base(root: Path) -> Path:
     """Where report paths start: the repository root, else the working directory."""
-    from depsync.cli.root import repository_root
+    from depsync.shell.git import repository_root
 
     return repository_root(root) or Path.cwd()
 
