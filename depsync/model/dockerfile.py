@@ -175,6 +175,7 @@ class Dockerfile:
 
         # BuildKit's parser is superlinear on heredocs: refuse a file no CI image is built from
         limits.check_size(len(text.encode("utf-8", "replace")), path, limits.MAX_DOCKERFILE_BYTES, "Dockerfile")
+        limits.check_nesting(text, path)  # the parser is cubic in `${` nesting
         try:
             instructions = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
