@@ -289,7 +289,7 @@ def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding
         result.before[path], result.after[path] = text, new_text
 
 
-_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def _is_commit(value: object) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from depsync.errors import DepsyncError
 from depsync.findings import Severity
-from depsync.untrusted import git_ref_allowed, project_relative
+from depsync.untrusted import git_ref_allowed, image_reference_allowed, project_relative
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ def _ref(value: Any, key: str) -> str:
 
 def _image(value: Any, key: str) -> str:
     image = _str(value, key)
-    if image.startswith("-") or any(c.isspace() or ord(c) < 32 for c in image):
-        raise DepsyncError(f"[tool.depsync] {key} {image!r} is not an image reference")
+    if not image_reference_allowed(image):
+        raise DepsyncError(f"[tool.depsync] {key} {image!r} is not an image reference ([registry/]name[:tag][@digest])")
     return image
 
 

@@ -22,8 +22,8 @@ from depsync.redact import redact
 from depsync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
 from depsync.untrusted import GIT_ALLOW_PROTOCOL, git_url_allowed
 
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 
 
 def cache_dir() -> Path:

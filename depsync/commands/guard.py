@@ -140,8 +140,8 @@ def run(options: GuardOptions) -> int:
 
 # -- pre-push ----------------------------------------------------------------------------------
 
-_ZERO = re.compile(r"^0+$")
-_OBJECT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_ZERO = re.compile(r"^0+\Z")
+_OBJECT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ _CASES = {
     "conflict": "**conflict**",
     "unknown-shape": "**unknown shape**",
 }
-_GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?\Z")
 
 
 # no redact() per cell: every sink (stdout, write_report, to_json) masks the whole text once

@@ -15,8 +15,8 @@ from depsync.findings import Finding
 from depsync.model.lock import Lock, LockPackage
 from depsync.rules import RULES, CheckInputs
 
-_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})$")
-_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})\Z")
+_COMMIT = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync lock`"
 
 

@@ -14,7 +14,7 @@ from depsync.model.requirements import git_source
 from depsync.rules import RULES, CheckInputs
 from depsync.sources import host_of
 
-_FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+_FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]

@@ -47,6 +47,7 @@ from typing import Any, BinaryIO
 from depsync import signals
 from depsync.errors import DepsyncError
 from depsync.redact import redact, secret_values
+from depsync.untrusted import image_reference_allowed
 from depsync.streaming import LineSplitter, Tail
 from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, read_result, write_replacements
 
@@ -75,8 +76,7 @@ _NO_EXECUTABLE = re.compile(r'exec: "uv": |executable file \S* ?not found', re.I
 _VERSION = re.compile(r"^uv (\d+\.\d+\S*)", re.MULTILINE)
 _WORK_PREFIX = "depsync-lock-"
 _WORK_OWNER = re.compile(r"^depsync-lock-(\d+)\.(\d+)-")
-_IMAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([kmgt]?)(?:i?b)?$", re.IGNORECASE)
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([kmgt]?)(?:i?b)?\Z", re.IGNORECASE)
 _ROOTFUL_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
 
@@ -897,8 +897,8 @@ class DockerRunner:
         replace: Mapping[str, bytes] | None = None,
         on_phase: PhaseSink | None = None,
     ) -> LockRun:
-        if not _IMAGE_NAME.match(self.image):
-            raise DepsyncError(f"{self.image!r} is not an image reference depsync will pass to the engine")
+        if not image_reference_allowed(self.image):
+            raise DepsyncError(f"{self.image!r} is not an image reference (the OCI grammar: [registry/]name[:tag][@digest]); depsync does not pass it to the engine")
         if self.memory:
             memory_bytes(self.memory)  # a bad size fails before anything starts
         endpoint = self.endpoint or discover_endpoint(self.environ)
