@@ -221,3 +221,23 @@ class RedactingStream:
         if name in ("buffer", "_stream"):
             raise AttributeError(name)
         return getattr(self._stream, name)
+
+
+def redacted_json(document: Any, **options: Any) -> str:
+    """JSON of document with every string redacted *before* serialising: json.dumps escapes
+    non-ASCII text (`\\u00e4`), quotes and backslashes, and a secret escaped that way no longer
+    matches the redactor on the serialised text. Values that are not JSON become their str()."""
+    import json
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, dict):
+            return {walk(str(k)): walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        return redact(str(value))
+
+    return json.dumps(walk(document), **options)

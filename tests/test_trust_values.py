@@ -80,3 +80,34 @@ def test_real_image_references_pass(image: str) -> None:
     from depsync.untrusted import image_reference_allowed
 
     assert image_reference_allowed(image)
+
+
+# -- JSON sinks redact before escaping ------------------------------------------------------------
+
+NON_ASCII = "pässwörd-ß-9f3c1e7a"
+
+
+def test_non_ascii_secrets_never_reach_json(tmp_path: Path) -> None:
+    import json
+
+    from conftest import git, init_repo
+
+    url = f"https://bot:{NON_ASCII}@git.example.invalid/beta.git"
+    lock = LOCK.replace(f"https://github.com/o/beta?branch=main#{SHA}\\n", f"{url}?rev={'a' * 40}#{'a' * 40}")
+    pyproject = PYPROJECT.replace('{ git = "https://github.com/o/beta", branch = "main" }', f'{{ git = "{url}", rev = "{"a" * 40}" }}')
+    repo = init_repo(tmp_path / "repo", {"pyproject.toml": pyproject, "uv.lock": lock}, branch="dev")
+    git(repo, "checkout", "-q", "-b", "main")
+    (repo / "pyproject.toml").write_text(pyproject.replace("a" * 40, "b" * 40))
+    (repo / "uv.lock").write_text(lock.replace("a" * 40, "b" * 40))
+    git(repo, "commit", "-qam", "main")
+    git(repo, "checkout", "-q", "dev")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), GITHUB_TOKEN=f"tok-{NON_ASCII}")
+    run = lambda *args: subprocess.run([sys.executable, "-m", "depsync", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120)  # noqa: E731
+    outputs = [run("diff", "dev:uv.lock", "main:uv.lock", "--format", "json").stdout]
+    run("reconcile", "--dry-run", "--no-merge", "--dev", "dev", "--main", "main", "--no-fetch", "--plan-json", str(tmp_path / "plan.json"))
+    outputs.append((tmp_path / "plan.json").read_text())
+    outputs.append(run("check", "--no-cache", "--format", "json").stdout)
+    everything = "\n".join(outputs)
+    assert "git.example.invalid" in everything
+    escaped = json.dumps(NON_ASCII)[1:-1]  # how json.dumps writes it: p\u00e4ssw\u00f6rd...
+    assert NON_ASCII not in everything and escaped not in everything and "ssw" not in everything

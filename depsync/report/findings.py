@@ -11,7 +11,7 @@ from typing import TextIO
 
 from depsync import __version__
 from depsync.findings import Finding, Severity
-from depsync.redact import redact
+from depsync.redact import redact, redacted_json
 
 SCHEMA = "depsync.check/1"
 
@@ -21,7 +21,6 @@ def counts(findings: Sequence[Finding]) -> dict[str, int]:
 
 
 def to_json(findings: Sequence[Finding], *, project: str) -> str:
-    import json
 
     document = {
         "schema": SCHEMA,
@@ -40,7 +39,7 @@ def to_json(findings: Sequence[Finding], *, project: str) -> str:
         ],
         "summary": counts(findings),
     }
-    return json.dumps(document, indent=2)
+    return redacted_json(document, indent=2)  # strings redacted before escaping
 
 
 def _escape_data(text: str) -> str:

@@ -8,14 +8,13 @@ and shortening its least important sections first.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from depsync.reconciliation import Reconciliation
 from depsync.report import markdown
-from depsync.redact import redact
+from depsync.redact import redact, redacted_json
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 from depsync.sources import SourceDecision, describe, pin_of
@@ -326,4 +325,4 @@ def to_json(result: Reconciliation) -> str:
         "hint_drift": list(result.hint_drift),
         "needs_review": result.needs_review,
     }
-    return redact(json.dumps(document, indent=2, default=str))
+    return redacted_json(document, indent=2)
