@@ -272,6 +272,7 @@ class _Connection:
     def __init__(self, endpoint: Endpoint, timeout: float | None) -> None:
         self.status = 0
         self.headers: dict[str, str] = {}
+        self.expired = False  # the overall deadline passed and the socket was shut down
         path = endpoint.socket_path
         if path is not None:
             self.host = "docker"
@@ -366,6 +367,25 @@ class _Connection:
             return data, True
         return self.reader.read(), False
 
+    def deadline(self, seconds: float | None) -> threading.Timer | None:
+        """Arm one overall deadline for what follows: the socket timeout bounds each read, but an
+        engine that trickles a byte at a time would never hit it. At the deadline the socket is
+        shut down (a blocked read returns) and `expired` says why. Cancel the returned timer."""
+        if seconds is None:
+            return None
+
+        def expire() -> None:
+            self.expired = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        return timer
+
     def close(self) -> None:
         """Shut down first: a thread blocked reading this connection returns."""
         try:
@@ -429,6 +449,7 @@ class EngineAPI:
             for attempt in (1, 2):
                 reused, connection = self._connection is not None, self._connection or self._open(self.timeout)
                 self._connection = None
+                timer = connection.deadline(self.timeout)  # one deadline for the whole answer
                 try:
                     connection.send(method, self._target(path, params, versioned), data, headers)
                     connection.head()
@@ -436,10 +457,18 @@ class EngineAPI:
                     break
                 except (OSError, ValueError, _Cut) as exc:
                     connection.close()
+                    if connection.expired:
+                        raise EngineLost(f"no whole answer to {method} {path} within {self.timeout:.0f}s", timed_out=True) from None
                     # a kept-alive connection the engine closed meanwhile: a read-only request goes again
                     stale = reused and method in ("GET", "HEAD") and (isinstance(exc, (BrokenPipeError, ConnectionResetError)) or str(exc).startswith("the connection closed"))
                     if attempt == 2 or not stale:
                         raise _lost(exc) from exc
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+            if connection.expired:
+                connection.close()
+                raise EngineLost(f"no whole answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
             if reusable and connection.headers.get("connection", "").lower() != "close":
                 self._connection = connection
             else:
@@ -452,23 +481,37 @@ class EngineAPI:
             raise self._error(status, data)
         return data
 
-    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+    def json(self, method: str, path: str, *, shape: type = dict, **kwargs: Any) -> Any:
+        """The answer as JSON of the expected shape (an object, or a list of objects); anything
+        else is one clear line, never a KeyError deep in a run."""
         data = self.call(method, path, **kwargs)
         try:
-            return json.loads(data) if data.strip() else {}
+            value = json.loads(data) if data.strip() else shape()
         except ValueError:
             raise EngineLost(f"the answer to {method} {path} is not JSON") from None
+        if not isinstance(value, shape) or (shape is list and not all(isinstance(v, dict) for v in value)):
+            raise EngineLost(f"the answer to {method} {path} is not the JSON {'object' if shape is dict else 'list of objects'} the Engine API gives")
+        return value
 
     def open_stream(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, timeout: float | None, upgrade: bool = False) -> _Connection:
         """A request on a connection of its own, returned once the answer's headers are in: the
         body (a wait's result, an attach's output) is read by the caller, who closes it."""
         connection = self._open(timeout)
+        timer = connection.deadline(self.timeout)  # the headers, at least, come at once
         try:
             connection.send(method, self._target(path, params, True), None, {"Connection": "Upgrade", "Upgrade": "tcp"} if upgrade else {})
             connection.head()
         except (OSError, ValueError, _Cut) as exc:
             connection.close()
+            if connection.expired:
+                raise EngineLost(f"no answer to {method} {path} within {self.timeout:.0f}s", timed_out=True) from None
             raise _lost(exc) from exc
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if connection.expired:
+            connection.close()
+            raise EngineLost(f"no answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
         if connection.status >= 400:
             try:
                 data = connection.body(method)[0]
@@ -604,9 +647,11 @@ def sweep(engine: EngineAPI, keep: str = "") -> list[str]:
     """
     host = _host_identity()
     removed = []
-    for info in engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [RUN_LABEL]})}):
-        labels = info.get("Labels") or {}
-        state = info.get("State", "")
+    for info in engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [RUN_LABEL]})}, shape=list):
+        labels = info.get("Labels") if isinstance(info.get("Labels"), dict) else {}
+        state = str(info.get("State", ""))
+        if not isinstance(info.get("Id"), str) or not re.fullmatch(r"[0-9a-f]{12,128}", info["Id"]):
+            continue  # never a path of the engine's choosing in DELETE /containers/<id>
         if labels.get(RUN_LABEL) == keep or state == "removing":
             continue
         owner = _owner_state(labels.get(OWNER_LABEL, ""), host)
@@ -738,7 +783,9 @@ class _Run:
         self.creating = True
         answer = self.engine.json("POST", "/containers/create", body=body)
         self.creating = False
-        self.created.append(str(answer["Id"]))
+        if not isinstance(answer.get("Id"), str) or not re.fullmatch(r"[0-9a-f]{12,128}", answer["Id"]):
+            raise EngineLost("the engine's answer to creating a container has no container id")
+        self.created.append(answer["Id"])
         return str(answer["Id"])
 
     def execute(self, container: str, timeout: float, on_line: LineSink | None, what: str, transform: Any = None) -> tuple[int, list[str]]:
@@ -774,6 +821,8 @@ class _Run:
                     result = json.loads(body)
                 except ValueError:
                     raise EngineLost("the wait for the container ended without its status") from None
+                if not isinstance(result, dict) or not isinstance(result.get("StatusCode", 1), int):
+                    raise EngineLost("the wait for the container ended without its status")
                 self.gone.add(container)
                 reader.join(timeout=5)
             finally:
@@ -791,7 +840,7 @@ class _Run:
         """Remove every container of this run, not only the one in hand: a create whose answer
         never came back (a signal, the engine going away) still made one."""
         try:
-            for info in self.engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [f"{RUN_LABEL}={self.id}"]})}):
+            for info in self.engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [f"{RUN_LABEL}={self.id}"]})}, shape=list):
                 _remove(self.engine, info["Id"])
         except Exception:  # the engine is gone: its restart drops auto-remove containers, the next run the rest
             pass
@@ -996,7 +1045,7 @@ class DockerRunner:
         does not have it."""
         path = f"/images/{_quote(self.image)}/json"
         try:
-            return dict(run.engine.json("GET", path))
+            return _inspected(run.engine.json("GET", path), path)
         except EngineError as exc:
             if exc.status != 404:
                 raise
@@ -1004,7 +1053,7 @@ class DockerRunner:
         phase(f"pulling {self.image}")
         why = self._pull(run, endpoint, timeout)
         try:
-            return dict(run.engine.json("GET", path))
+            return _inspected(run.engine.json("GET", path), path)
         except EngineError as exc:
             if exc.status != 404:
                 raise
@@ -1097,6 +1146,13 @@ class DockerRunner:
             if exc.status != 404:
                 raise
             engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": {ROLE_LABEL: "cache"}})
+
+
+def _inspected(image: dict[str, Any], path: str) -> dict[str, Any]:
+    """An image inspect answer with the one field a run cannot do without."""
+    if not isinstance(image.get("Id"), str) or not image["Id"]:
+        raise EngineLost(f"the answer to GET {path} has no image id")
+    return image
 
 
 def _writable_by_all(engine: EngineAPI, container: str, path: str) -> bool:
