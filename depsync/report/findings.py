@@ -12,6 +12,7 @@ from typing import TextIO
 from depsync import __version__
 from depsync.findings import Finding, Severity
 from depsync.redact import redact, redacted_json
+from depsync.report.markdown import clean
 
 SCHEMA = "depsync.check/1"
 
@@ -55,11 +56,12 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
     lines = []
     for f in findings:
         level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}[f.severity]
-        props = [f"file={_escape_property(prefix + f.file)}"]
+        props = [f"file={_escape_property(clean(prefix + f.file))}"]
         if f.line:
             props.append(f"line={f.line}")
         props.append(f"title={_escape_property('depsync ' + f.rule)}")
-        lines.append(f"::{level} {','.join(props)}::{_escape_data(redact(f'{f.message}. Fix: {f.fix}'))}")
+        # control characters go first (an ESC sequence or a bare CR in the log), then the escapes
+        lines.append(f"::{level} {','.join(props)}::{_escape_data(clean(redact(f'{f.message}. Fix: {f.fix}')))}")
     return "\n".join(lines)
 
 
@@ -73,17 +75,21 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
     from depsync.findings import FIXABLE, group
 
     rows: list[tuple[str, str, Finding]] = []
+
+    def add(kind: str, text: str, finding: Finding) -> None:
+        rows.append((kind, "  " * text.startswith("  ") + clean(text), finding))  # one line, no terminal escapes
+
     for grouped in group(findings):
         first = grouped.first
         fixable = " (`depsync check --fix`)" if first.rule in FIXABLE else ""
         if len(grouped.findings) == 1:
-            rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} {redact(first.message)}", first))
-            rows.append(("fix", f"  fix{fixable}: {redact(first.fix)}", first))
+            add("head", f"{grouped.where()} {first.severity} {first.rule} {redact(first.message)}", first)
+            add("fix", f"  fix{fixable}: {redact(first.fix)}", first)
             continue
-        rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} ({len(grouped.findings)} findings, one fix)", first))
+        add("head", f"{grouped.where()} {first.severity} {first.rule} ({len(grouped.findings)} findings, one fix)", first)
         for f in grouped.findings:
-            rows.append(("item", f"  line {f.line}: {redact(f.message)}" if f.line else f"  {redact(f.message)}", f))
-        rows.append(("fix", f"  fix{fixable}, all {len(grouped.findings)}: {redact(first.fix)}", first))
+            add("item", f"  line {f.line}: {redact(f.message)}" if f.line else f"  {redact(f.message)}", f)
+        add("fix", f"  fix{fixable}, all {len(grouped.findings)}: {redact(first.fix)}", first)
     return rows
 
 

@@ -50,7 +50,7 @@ def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "
     for column in ("package", "change", "before", "after", "direct"):
         table.add_column(column)
     for change in _ordered(changes):
-        table.add_row(_name(change), change.kind, *_sides(change, registry), "yes" if change.direct else "")
+        table.add_row(*(markdown.clean(cell) for cell in (_name(change), change.kind, *_sides(change, registry))), "yes" if change.direct else "")
     console.print(table)
     console.print(counts_line(changes))
 
