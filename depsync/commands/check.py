@@ -74,10 +74,14 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     from depsync.rules import RULES
     from depsync.uv import error_summary
 
+    from depsync.runners.local import sibling_copy
+
     argv, version = pinned_uv(inputs)
     env = dict(os.environ, NO_COLOR="1", UV_OFFLINE="1")
     try:
-        result = process.run([*argv, "lock", "--check", "--offline"], cwd=root, env=env, text=True, timeout=600)
+        # on a copy, like lock: uv runs build backends, which must not write the caller's tree
+        with sibling_copy(root) as copy:
+            result = process.run([*argv, "lock", "--check", "--offline"], cwd=copy, env=env, text=True, timeout=600)
     except subprocess.TimeoutExpired:
         raise DepsyncError("uv lock --check timed out after 600s") from None
     if result.returncode == 0:

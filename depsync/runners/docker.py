@@ -49,6 +49,7 @@ from depsync.errors import DepsyncError
 from depsync.redact import redact, secret_values
 from depsync.untrusted import image_reference_allowed
 from depsync.streaming import LineSplitter, Tail
+from depsync.runners import leftovers
 from depsync.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, read_result, write_replacements
 
 WORKDIR = "/workspace"
@@ -75,7 +76,6 @@ MIN_API_VERSION = (1, 30)  # wait?condition=removed
 _NO_EXECUTABLE = re.compile(r'exec: "uv": |executable file \S* ?not found', re.IGNORECASE)
 _VERSION = re.compile(r"^uv (\d+\.\d+\S*)", re.MULTILINE)
 _WORK_PREFIX = "depsync-lock-"
-_WORK_OWNER = re.compile(r"^depsync-lock-(\d+)\.(\d+)-")
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([kmgt]?)(?:i?b)?\Z", re.IGNORECASE)
 _ROOTFUL_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
@@ -583,8 +583,7 @@ def _host_identity() -> str | None:
 
 
 def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat): tells a reused pid apart."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    return leftovers.start_time(pid)
 
 
 def _owner(host: str | None) -> str:
@@ -605,13 +604,7 @@ def _owner_state(owner: str, host: str | None) -> str:
 
 
 def _process_state(pid: int, started: str) -> str:
-    try:
-        now = _start_time(pid)
-    except (FileNotFoundError, ProcessLookupError):
-        return "dead"
-    except (OSError, IndexError):
-        return "unknown"
-    return "alive" if now == started else "dead"
+    return leftovers.process_state(pid, started)
 
 
 def _remove(engine: EngineAPI, container_id: str) -> None:
@@ -669,28 +662,11 @@ def sweep(engine: EngineAPI, keep: str = "") -> list[str]:
 
 def _sweep_work_copies(parent: Path) -> None:
     """Work copies of depsync runs that were SIGKILLed (their names carry pid and start time)."""
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        match = _WORK_OWNER.match(entry.name)
-        if not match or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
-                continue
-        except OSError:
-            continue
-        if _process_state(int(match.group(1)), match.group(2)) == "dead":
-            shutil.rmtree(entry.path, ignore_errors=True)
+    leftovers.sweep(parent, _WORK_PREFIX)
 
 
 def _work_prefix() -> str:
-    try:
-        return f"{_WORK_PREFIX}{os.getpid()}.{_start_time(os.getpid())}-"
-    except (OSError, IndexError):
-        return _WORK_PREFIX
+    return leftovers.owned_prefix(_WORK_PREFIX)
 
 
 def _memory_tmp(endpoint: Endpoint) -> Path | None:
