@@ -164,3 +164,89 @@ def test_the_lock_container_does_not_run_the_images_entrypoint(engine, tmp_path:
         subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True)
     assert result.returncode == 0, result.output
     assert "ENTRYPOINT-RAN" not in result.output
+
+
+# -- the local runner contains what it starts ----------------------------------------------------
+
+DAEMON_BACKEND = r'''
+import os, sys, time
+
+def _daemon():
+    marker = open("marker-path.txt").read().strip()
+    if os.fork() == 0:
+        os.setsid()  # out of uv's process group: a group kill misses it
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # like a real daemon: uv does not wait for its output
+                os.dup2(null, fd)
+            with open(marker + ".pid", "w") as handle:
+                handle.write(str(os.getpid()))
+            time.sleep(20)
+            open(marker, "w").write("the daemon outlived the lock\n")
+        os._exit(0)
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    _daemon()
+    info = os.path.join(metadata_directory, "demo-0.1.0.dist-info")
+    os.makedirs(info, exist_ok=True)
+    with open(os.path.join(info, "METADATA"), "w") as handle:
+        handle.write("Metadata-Version: 2.1\nName: demo\nVersion: 0.1.0\n")
+    return "demo-0.1.0.dist-info"
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("not needed to lock")
+
+get_requires_for_build_editable = get_requires_for_build_wheel
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+build_editable = build_wheel
+'''
+
+
+def test_a_setsid_daemon_of_a_backend_does_not_outlive_the_local_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from depsync.shell.runners.local import LocalRunner
+
+    marker = tmp_path / "outlived"
+    project = tmp_path / "proj"
+    write_files(project, {
+        "pyproject.toml": ('[project]\nname = "demo"\ndynamic = ["version", "dependencies"]\nrequires-python = ">=3.10"\n\n'
+                           '[build-system]\nrequires = []\nbuild-backend = "daemon"\nbackend-path = ["_backend"]\n'),
+        "_backend/daemon.py": DAEMON_BACKEND,
+        "marker-path.txt": str(marker),
+    })
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    result = LocalRunner().lock(project, ["--offline"], 120)
+    assert result.returncode == 0, result.output
+    pid = int(Path(str(marker) + ".pid").read_text())
+    assert not marker.exists()
+    assert not os.path.exists(f"/proc/{pid}") or " Z " in Path(f"/proc/{pid}/stat").read_text()  # killed (at most a zombie of init)
+
+
+def test_the_next_local_run_sweeps_what_a_sigkilled_one_left(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    project = tmp_path / "proj"
+    write_files(project, {"pyproject.toml": '[project]\nname = "demo"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = []\n'})
+    fake_uv = tmp_path / "bin" / "uv"
+    fake_uv.parent.mkdir()
+    real_uv = subprocess.run(["which", "uv"], capture_output=True, text=True).stdout.strip()
+    fake_uv.write_text(f'#!/bin/sh\ncase "$1" in lock) sleep 60;; esac\nexec {real_uv} "$@"\n')
+    fake_uv.chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake_uv.parent}:{os.environ['PATH']}", XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    killed = subprocess.Popen([sys.executable, "-m", "depsync", "lock", "--runner", "local", str(project)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not [p for p in tmp_path.iterdir() if ".proj.depsync-" in p.name] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    left = [p for p in tmp_path.iterdir() if ".proj.depsync-" in p.name]
+    assert left  # SIGKILL: nothing in depsync ran
+    again = subprocess.run([sys.executable, "-m", "depsync", "lock", "--runner", "local", str(project)], env=dict(env, PATH=os.environ["PATH"]), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert not [p for p in tmp_path.iterdir() if ".proj.depsync-" in p.name]  # swept
+    sleeping = subprocess.run(["pgrep", "-f", f"{fake_uv}"], capture_output=True, text=True).stdout.split()
+    assert not sleeping  # and the uv it left running there is gone

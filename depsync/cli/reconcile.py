@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
         EPILOG,
     )
     project_path(reconcile)
-    reconcile.add_argument("--dev", metavar="REF", help="the dev ref (default: [tool.depsync] owner-ref, origin/dev)")
+    reconcile.add_argument("--dev", metavar="REF", help="the dev ref (default: $DEPSYNC_OWNER_REF, else origin/dev; never read from the tree)")
     reconcile.add_argument("--main", metavar="REF", help="the main ref (default: MERGE_HEAD during a merge, else [tool.depsync] upstream-ref)")
     reconcile.add_argument("--no-merge", action="store_true", help="plan from the refs only; ignore a merge in progress")
     reconcile.add_argument("--dry-run", action="store_true", help="print the plan and touch nothing")

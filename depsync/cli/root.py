@@ -20,7 +20,7 @@ def _uv_table(pyproject: Path) -> dict | None:  # type: ignore[type-arg]
     readable TOML (see _is_project)."""
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return {"unreadable": True}
     tool = data.get("tool")
     uv = tool.get("uv") if isinstance(tool, dict) else None

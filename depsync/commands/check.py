@@ -95,6 +95,7 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     from depsync.shell.uv import error_summary
     from depsync.shell.uv_confirm import run_lock_check
 
+
     argv, version = pinned_uv(inputs)
     result = run_lock_check(argv, root)
     if result.returncode == 0:

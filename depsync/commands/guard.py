@@ -161,7 +161,7 @@ def run(options: GuardOptions) -> int:
 
 # -- pre-push ----------------------------------------------------------------------------------
 
-_ZERO = re.compile(r"^0+$")
+_ZERO = re.compile(r"^0+\Z")
 
 
 @dataclass(frozen=True)

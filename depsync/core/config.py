@@ -8,6 +8,7 @@ from typing import Any
 from depsync.errors import DepsyncError
 from depsync.core.findings import Severity
 from depsync.core.trust import git_ref_allowed, project_relative
+from depsync.core.trust import image_reference_allowed
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,8 @@ def _ref(value: Any, key: str) -> str:
 
 def _image(value: Any, key: str) -> str:
     image = _str(value, key)
-    if image.startswith("-") or any(c.isspace() or ord(c) < 32 for c in image):
-        raise DepsyncError(f"[tool.depsync] {key} {image!r} is not an image reference")
+    if not image_reference_allowed(image):
+        raise DepsyncError(f"[tool.depsync] {key} {image!r} is not an image reference ([registry/]name[:tag][@digest])")
     return image
 
 

@@ -15,7 +15,7 @@ from depsync.errors import DepsyncError
 # git transports that only move data; `ext::`, `fd::` and unknown helpers are refused
 GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
 GIT_ALLOW_PROTOCOL = ":".join(GIT_SCHEMES)  # for git's own GIT_ALLOW_PROTOCOL, a second lock on the same door
-_SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:(?!//)[A-Za-z0-9._~/-][^\s]*$")
+_SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:(?!//)[A-Za-z0-9._~/-][^\s]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+){1,3}(?:(?:a|b|rc)[0-9]+)?")
 # a full git object name: SHA-1 (40) or SHA-256 (64) hex; fullmatch, so `<sha>\n` is not one
@@ -50,6 +50,25 @@ def require_ref(ref: str) -> str:
     if not git_ref_allowed(ref):
         raise DepsyncError(f"{ref!r} is not a git ref depsync will pass to git (it starts with '-' or has control characters)")
     return ref
+
+
+# An image reference by the OCI distribution grammar (distribution/reference): a domain with
+# an optional port, lowercase path components joined by `.`, `_`, `__` or dashes, a tag, a
+# digest. No `..` component, no space, no `?`/`#`: the name becomes part of an Engine API path
+# (`/images/<name>/json`), where `img/../../containers/create` would be another endpoint.
+_DOMAIN_PART = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[0-9A-Fa-f:]+\])(?::[0-9]+)?"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE_REFERENCE = re.compile(
+    rf"(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?",
+    re.ASCII,
+)
+
+
+def image_reference_allowed(image: str) -> bool:
+    """An OCI image reference (`nvcr.io/nvidia/pytorch:25.01-py3`, `localhost:5000/a/b@sha256:...`)."""
+    return 0 < len(image) <= 512 and bool(_IMAGE_REFERENCE.fullmatch(image))
 
 
 def uv_version_allowed(version: str) -> bool:

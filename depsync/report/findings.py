@@ -12,6 +12,8 @@ from typing import TextIO
 from depsync import __version__
 from depsync.core.findings import Finding, Severity
 from depsync.core.redact import redact
+from depsync.core.redact import redacted_json
+from depsync.report.markdown import clean
 
 SCHEMA = "depsync.check/1"
 
@@ -21,7 +23,6 @@ def counts(findings: Sequence[Finding]) -> dict[str, int]:
 
 
 def to_json(findings: Sequence[Finding], *, project: str) -> str:
-    import json
 
     document = {
         "schema": SCHEMA,
@@ -40,7 +41,7 @@ def to_json(findings: Sequence[Finding], *, project: str) -> str:
         ],
         "summary": counts(findings),
     }
-    return json.dumps(document, indent=2)
+    return redacted_json(document, indent=2)  # strings redacted before escaping
 
 
 def _escape_data(text: str) -> str:
@@ -62,13 +63,15 @@ _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.
 def _annotation(level: str, file: str | None, line: int, end_line: int, title: str, message: str) -> str:
     props = []
     if file is not None:
-        props.append(f"file={_escape_property(file)}")
+        props.append(f"file={_escape_property(clean(file))}")
     if line:
         props.append(f"line={line}")
         if end_line > line:
             props.append(f"endLine={end_line}")
     props.append(f"title={_escape_property(title)}")
-    return f"::{level} {','.join(props)}::{_escape_data(redact(message))}"
+    # control characters go first (an ESC sequence or a bare CR in the log), line by line, then the escapes
+    text = "\n".join(clean(line) for line in redact(message).split("\n"))
+    return f"::{level} {','.join(props)}::{_escape_data(text)}"
 
 
 def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
@@ -130,7 +133,7 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
     lines.append("::group::depsync: every finding")
     for f in findings:
         where = f"{prefix}{f.file}:{f.line}" if f.line else prefix + f.file
-        lines.append(_escape_log(redact(f"{where} {f.severity} {f.rule} {f.message}. Fix: {f.fix}")))
+        lines.append(_escape_log(clean(redact(f"{where} {f.severity} {f.rule} {f.message}. Fix: {f.fix}"))))
     lines.append("::endgroup::")
     return "\n".join(lines)
 
@@ -151,17 +154,21 @@ def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:
     from depsync.core.findings import FIXABLE, group
 
     rows: list[tuple[str, str, Finding]] = []
+
+    def add(kind: str, text: str, finding: Finding) -> None:
+        rows.append((kind, "  " * text.startswith("  ") + clean(text), finding))  # one line, no terminal escapes
+
     for grouped in group(findings):
         first = grouped.first
         fixable = " (`depsync check --fix`)" if first.rule in FIXABLE else ""
         if len(grouped.findings) == 1:
-            rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} {redact(first.message)}", first))
-            rows.append(("fix", f"  fix{fixable}: {redact(first.fix)}", first))
+            add("head", f"{grouped.where()} {first.severity} {first.rule} {redact(first.message)}", first)
+            add("fix", f"  fix{fixable}: {redact(first.fix)}", first)
             continue
-        rows.append(("head", f"{grouped.where()} {first.severity} {first.rule} ({len(grouped.findings)} findings, one fix)", first))
+        add("head", f"{grouped.where()} {first.severity} {first.rule} ({len(grouped.findings)} findings, one fix)", first)
         for f in grouped.findings:
-            rows.append(("item", f"  line {f.line}: {redact(f.message)}" if f.line else f"  {redact(f.message)}", f))
-        rows.append(("fix", f"  fix{fixable}, all {len(grouped.findings)}: {redact(first.fix)}", first))
+            add("item", f"  line {f.line}: {redact(f.message)}" if f.line else f"  {redact(f.message)}", f)
+        add("fix", f"  fix{fixable}, all {len(grouped.findings)}: {redact(first.fix)}", first)
     return rows
 
 

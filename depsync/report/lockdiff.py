@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TextIO
 
 from depsync.core.lockdiff import PackageChange, label, summarize
+from depsync.core.redact import redacted_json
 from depsync.report import markdown
 
 # /2: each side is {"version", "source", "url"/"path", "commit"}, not one "1.2.0 (registry)" string
@@ -50,7 +50,7 @@ def print_table(changes: Sequence[PackageChange], stream: TextIO, title: str = "
     for column in ("package", "change", "before", "after", "direct"):
         table.add_column(column)
     for change in _ordered(changes):
-        table.add_row(_name(change), change.kind, *_sides(change, registry), "yes" if change.direct else "")
+        table.add_row(*(markdown.clean(cell) for cell in (_name(change), change.kind, *_sides(change, registry))), "yes" if change.direct else "")
     console.print(table)
     console.print(counts_line(changes))
 
@@ -93,7 +93,7 @@ def _side(version: str | None, source: str, url: str, commit: str) -> dict[str, 
 def to_json(changes: Sequence[PackageChange], old: str, new: str) -> str:
     """Schema depsync.diff/2: a change is {name, kind, direct, forked, old, new}, each side
     null or {version, source, url or path, commit (git)}."""
-    return json.dumps(
+    return redacted_json(
         {
             "schema": SCHEMA,
             "old": old,

@@ -20,7 +20,7 @@ import re
 # make text display in another order than it is read
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _MARKDOWN = re.compile(r"([\\`*_\[\]|<>~&])")  # `(` and `!` need a `[` to matter: it is escaped
-_LINE_START = re.compile(r"^(\d*)([#+=.)-])")  # a heading, a list or a setext line when first
+_LINE_START = re.compile(r"^(\d{0,9})([.)+-]|#{1,6})(?= |$)")  # `1. `, `# `, `- `: a list or a heading when first
 _TICKS = re.compile(r"`+")
 _LINK = re.compile(r"https://[A-Za-z0-9._~/:%#+-]+(?:\.\.\.[A-Za-z0-9._~/+-]+)?")
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@")  # after a letter or digit (an e-mail, `repo@rev`) it is none

@@ -8,7 +8,6 @@ and shortening its least important sections first.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +16,7 @@ from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.redact import redact
 from depsync.report import dependencies as surface_report
 from depsync.report import markdown
+from depsync.core.redact import redacted_json
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
@@ -37,7 +37,7 @@ _CASES = {
     "conflict": "**conflict**",
     "unknown-shape": "**unknown shape**",
 }
-_GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_GITHUB = re.compile(r"^(?:git\+)?(?:https?://(?:[^@/]+@)?|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?\Z")
 
 
 # no redact() per cell: every sink (stdout, write_report, to_json) masks the whole text once
@@ -349,4 +349,4 @@ def to_json(result: Reconciliation) -> str:
         "hint_drift": list(result.hint_drift),
         "needs_review": result.needs_review,
     }
-    return redact(json.dumps(document, indent=2, default=str))
+    return redacted_json(document, indent=2)

@@ -41,6 +41,79 @@ def run(
     return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
 
 
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+_subreaper: bool | None = None
+
+
+def _become_subreaper() -> bool:
+    """Make depsync the reaper of its orphaned descendants (Linux): a build backend that calls
+    setsid() leaves uv's process group, and when its parent exits it is reparented to depsync,
+    not to init, so it can still be found and killed."""
+    global _subreaper
+    if _subreaper is None:
+        try:
+            import ctypes
+
+            _subreaper = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _subreaper = False
+    return _subreaper
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process /proc shows."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat", "rb").read()
+                out[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def _tree(roots: set[int], parents: dict[int, int]) -> set[int]:
+    found, frontier = set(roots), set(roots)
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in found}
+        found |= frontier
+    return found
+
+
+def kill_tree(child: subprocess.Popen, before: set[int]) -> None:  # type: ignore[type-arg]
+    """Kill the child's group and every process descended from it, including those that left
+    the group with setsid() and were reparented to depsync (the subreaper): depsync's own
+    children that are not in `before` (its children when the child started). Reaps them."""
+    kill_group(child)
+    if not os.path.isdir("/proc"):
+        return
+    me = os.getpid()
+    for _ in range(3):  # a dying parent can hand its children over while we look
+        parents = _parents()
+        orphans = {pid for pid, parent in parents.items() if parent == me and pid not in before and pid != child.pid}
+        doomed = _tree({child.pid} | orphans, parents) - {child.pid, me}
+        if not doomed:
+            break
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in doomed:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass  # not our child: its own parent (or init) reaps it
+
+
+def _own_children() -> set[int]:
+    if not os.path.isdir("/proc"):
+        return set()
+    me = os.getpid()
+    return {pid for pid, parent in _parents().items() if parent == me}
+
+
 def stream(
     argv: Sequence[str],
     *,
@@ -51,7 +124,10 @@ def stream(
 ) -> int:
     """Like run(), but the output (stderr merged into stdout, in order) is handed to on_line a
     line at a time as it comes; returns the exit status. Raises subprocess.TimeoutExpired
-    after killing the group; a handled signal cuts the wait at once."""
+    after killing the group; a handled signal cuts the wait at once. Whatever the child started
+    is killed when it ends, even what left its process group (kill_tree)."""
+    _become_subreaper()
+    before = _own_children()
     with signals.deferred():  # a signal between fork and here would lose track of the child
         child = subprocess.Popen(
             list(argv), cwd=cwd, env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL,
@@ -76,8 +152,9 @@ def stream(
         with signals.immediate():
             status = child.wait(timeout=timeout)
     except BaseException:
-        kill_group(child)
+        kill_tree(child, before)
         raise
+    kill_tree(child, before)  # a daemon a backend left running (setsid) goes with it
     reader.join(timeout=5)
     return status
 

@@ -22,7 +22,7 @@ from depsync.core.redact import redact
 from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
 
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 
 
 def cache_dir() -> Path:

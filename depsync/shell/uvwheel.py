@@ -52,7 +52,7 @@ _LOADERS = {
     "s390x": ("s390x", "/lib/ld64.so.1"),
     "riscv64": ("riscv64", "/lib/ld-linux-riscv64-lp64d.so.1"),
 }
-_WHEEL = re.compile(r"^uv-(?P<version>[^-]+)-[^-]+-[^-]+-(?P<platforms>[^-]+)\.whl$")
+_WHEEL = re.compile(r"^uv-(?P<version>[^-]+)-[^-]+-[^-]+-(?P<platforms>[^-]+)\.whl\Z")
 _MANYLINUX_ALIASES = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 

@@ -62,7 +62,7 @@ VALUE_OPTIONS = frozenset(
 _UV_RUN_FLAGS = frozenset({"--script", "-s", "--module", "-m"})  # flags of `uv run` that take a value elsewhere
 
 _SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "busybox"})
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?\Z")
 
 
 class _Wrapper:
@@ -187,6 +187,7 @@ class Dockerfile:
 
         # BuildKit's parser is superlinear on heredocs: refuse a file no CI image is built from
         limits.check_size(len(text.encode("utf-8", "replace")), path, limits.MAX_DOCKERFILE_BYTES, "Dockerfile")
+        limits.check_nesting(text, path)  # the parser is cubic in `${` nesting
         try:
             instructions = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
@@ -214,7 +215,7 @@ def _split_assignments(values: tuple[str, ...], instruction: str) -> list[tuple[
 def _escape_char(source_lines: list[str]) -> str:
     """The `# escape=` parser directive (only valid before any instruction or comment)."""
     for line in source_lines:
-        match = re.match(r"^#\s*escape\s*=\s*(\S)\s*$", line, re.IGNORECASE)
+        match = re.match(r"^#\s*escape\s*=\s*(\S)\s*\Z", line, re.IGNORECASE)
         if match:
             return match.group(1)
         if not re.match(r"^#\s*\w+\s*=", line):
@@ -225,7 +226,7 @@ def _escape_char(source_lines: list[str]) -> str:
 # -- the text of a RUN instruction ----------------------------------------------------------------
 
 _KEYWORD = re.compile(r"\s*(?:ONBUILD\s+)?RUN\b", re.IGNORECASE)
-_HEREDOC_ONLY = re.compile(r"^<<-?[ \t]*([\"']?)[^\s\"'<>|&;()]+\1[ \t]*$")
+_HEREDOC_ONLY = re.compile(r"^<<-?[ \t]*([\"']?)[^\s\"'<>|&;()]+\1[ \t]*\Z")
 _TOKEN = re.compile(r"\S*")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from depsync.core.names import canonicalize_name  # packaging.utils compiles regexes at import
@@ -211,9 +212,14 @@ class Pyproject:
             out[canonicalize_name(name)] = list(source) if isinstance(source, list) else [source]
         return out
 
-    def source_names(self) -> dict[str, str]:
-        """normalized name -> name as written in [tool.uv.sources] (for line lookup)."""
+    @cached_property
+    def _source_names(self) -> dict[str, str]:
         return {canonicalize_name(n): n for n in self.uv.get("sources", {})}
+
+    def source_names(self) -> dict[str, str]:
+        """normalized name -> name as written in [tool.uv.sources] (for line lookup); computed
+        once: a finding per source asks for it (20k sources were quadratic)."""
+        return dict(self._source_names)
 
     def dependency_metadata(self) -> list[dict[str, Any]]:
         return list(self.uv.get("dependency-metadata", []))
@@ -243,7 +249,7 @@ class Pyproject:
         return self.lines.table("dependency-groups")
 
     def line_of_source(self, name: str) -> int:
-        written = self.source_names().get(canonicalize_name(name), name)
+        written = self._source_names.get(canonicalize_name(name), name)
         return self.lines.key("tool.uv.sources", written) or self.lines.table("tool.uv.sources")
 
     def line_of_metadata(self, name: str) -> int:

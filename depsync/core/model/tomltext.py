@@ -13,7 +13,7 @@ from typing import Any
 from depsync.errors import DepsyncError
 
 CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?\Z")
 _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_.-]+)\s*=""")
 
 
@@ -45,6 +45,8 @@ def parse_toml(text: str, where: str, *, fast: bool = False) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DepsyncError(f"not valid TOML: {exc}", where) from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise DepsyncError("TOML nested too deeply (arrays or inline tables hundreds of levels deep); depsync does not read it", where) from None
 
 
 def strip_bom(text: str) -> str:
@@ -64,6 +66,7 @@ class TomlLines:
         # table name (dotted, unquoted parts) -> first 1-based line of its header
         self._tables: dict[str, int] = {}
         self.table_of_line: list[str] = []
+        self._keys: dict[tuple[str, str], int] | None = None  # (table, key) -> first line, built on first use
         current = ""
         for number, line in enumerate(self.lines, start=1):
             header = _HEADER.match(line)
@@ -77,12 +80,15 @@ class TomlLines:
 
     def key(self, table: str, key: str) -> int:
         """Line of `key = ...` directly in `table`, or of `table = {...}`-style dotted keys."""
-        for index, line in enumerate(self.lines):
-            if self.table_of_line[index] != table:
-                continue
-            match = _KEY.match(line)
-            if match and _unquote(match.group(1)) == key:
-                return index + 1
+        if self._keys is None:  # one pass for every lookup: a finding per key was quadratic
+            self._keys = {}
+            for index, line in enumerate(self.lines):
+                match = _KEY.match(line)
+                if match:
+                    self._keys.setdefault((self.table_of_line[index], _unquote(match.group(1))), index + 1)
+        found = self._keys.get((table, key))
+        if found:
+            return found
         # `[tool]` + `uv.sources = ...` style or a table header named like the key
         return self.table(f"{table}.{key}" if table else key)
 

@@ -16,7 +16,7 @@ from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.rules import RULES, CheckInputs
 from depsync.core.trust import is_full_commit
 
-_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})$")
+_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})\Z")
 _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync lock`"
 
 

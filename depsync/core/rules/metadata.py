@@ -18,7 +18,7 @@ from depsync.core.findings import Finding
 from depsync.core.model.requirements import git_source
 from depsync.core.rules import RULES, CheckInputs
 
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 
 
 def local_sha(version: str) -> str | None:

@@ -77,7 +77,7 @@ def _plain_sources(text: str) -> dict[str, Any] | None:
     """[tool.uv.sources] by normalized name, read with tomllib (fast); None when it does not parse."""
     try:
         sources = tomllib.loads(text).get("tool", {}).get("uv", {}).get("sources", {})
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     return {canonicalize_name(str(k)): v for k, v in sources.items()} if isinstance(sources, dict) else None
 

@@ -411,7 +411,7 @@ def sources_table(text: str) -> dict[str, Any] | None:
 def _parse_sources(text: str) -> dict[str, Any] | None:
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         return None
     tool = data.get("tool", {})
     uv = tool.get("uv", {}) if isinstance(tool, dict) else {}

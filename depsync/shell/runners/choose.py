@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from depsync.core.model.pyproject import Pyproject
     from depsync.shell.runners.docker import Endpoint
 
-_TARGET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_TARGET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
+_ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-_DIRECTIVE = re.compile(r"^#\s*([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(.*?)\s*$")
+_DIRECTIVE = re.compile(r"^#\s*([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(.*?)\s*\Z")
 _CLI_VERSION = re.compile(r"version (\d+)\.(\d+)")
 _ENGINE_VERSION = re.compile(r"^(\d+)\.(\d+)")
 _ERROR_LINE = re.compile(r"error|failed|denied|not found|unknown", re.IGNORECASE)

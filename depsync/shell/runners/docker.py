@@ -50,6 +50,8 @@ from depsync.core.redact import redact, secret_values
 from depsync.shell.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
 from depsync.core.streaming import LineSplitter, Tail
 from depsync.shell.runners import read_result
+from depsync.core.trust import image_reference_allowed
+from depsync.shell.runners import leftovers
 
 WORKDIR = "/workspace"
 CACHE_MOUNT = "/uv-cache"
@@ -75,9 +77,7 @@ MIN_API_VERSION = (1, 30)  # wait?condition=removed
 _NO_EXECUTABLE = re.compile(r'exec: "uv": |executable file \S* ?not found', re.IGNORECASE)
 _VERSION = re.compile(r"^uv (\d+\.\d+\S*)", re.MULTILINE)
 _WORK_PREFIX = "depsync-lock-"
-_WORK_OWNER = re.compile(r"^depsync-lock-(\d+)\.(\d+)-")
-_IMAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([kmgt]?)(?:i?b)?$", re.IGNORECASE)
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([kmgt]?)(?:i?b)?\Z", re.IGNORECASE)
 _ROOTFUL_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
 
@@ -273,6 +273,7 @@ class _Connection:
     def __init__(self, endpoint: Endpoint, timeout: float | None) -> None:
         self.status = 0
         self.headers: dict[str, str] = {}
+        self.expired = False  # the overall deadline passed and the socket was shut down
         path = endpoint.socket_path
         if path is not None:
             self.host = "docker"
@@ -367,6 +368,25 @@ class _Connection:
             return data, True
         return self.reader.read(), False
 
+    def deadline(self, seconds: float | None) -> threading.Timer | None:
+        """Arm one overall deadline for what follows: the socket timeout bounds each read, but an
+        engine that trickles a byte at a time would never hit it. At the deadline the socket is
+        shut down (a blocked read returns) and `expired` says why. Cancel the returned timer."""
+        if seconds is None:
+            return None
+
+        def expire() -> None:
+            self.expired = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        return timer
+
     def close(self) -> None:
         """Shut down first: a thread blocked reading this connection returns."""
         try:
@@ -430,6 +450,7 @@ class EngineAPI:
             for attempt in (1, 2):
                 reused, connection = self._connection is not None, self._connection or self._open(self.timeout)
                 self._connection = None
+                timer = connection.deadline(self.timeout)  # one deadline for the whole answer
                 try:
                     connection.send(method, self._target(path, params, versioned), data, headers)
                     connection.head()
@@ -437,10 +458,18 @@ class EngineAPI:
                     break
                 except (OSError, ValueError, _Cut) as exc:
                     connection.close()
+                    if connection.expired:
+                        raise EngineLost(f"no whole answer to {method} {path} within {self.timeout:.0f}s", timed_out=True) from None
                     # a kept-alive connection the engine closed meanwhile: a read-only request goes again
                     stale = reused and method in ("GET", "HEAD") and (isinstance(exc, (BrokenPipeError, ConnectionResetError)) or str(exc).startswith("the connection closed"))
                     if attempt == 2 or not stale:
                         raise _lost(exc) from exc
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+            if connection.expired:
+                connection.close()
+                raise EngineLost(f"no whole answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
             if reusable and connection.headers.get("connection", "").lower() != "close":
                 self._connection = connection
             else:
@@ -453,23 +482,37 @@ class EngineAPI:
             raise self._error(status, data)
         return data
 
-    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+    def json(self, method: str, path: str, *, shape: type = dict, **kwargs: Any) -> Any:
+        """The answer as JSON of the expected shape (an object, or a list of objects); anything
+        else is one clear line, never a KeyError deep in a run."""
         data = self.call(method, path, **kwargs)
         try:
-            return json.loads(data) if data.strip() else {}
+            value = json.loads(data) if data.strip() else shape()
         except ValueError:
             raise EngineLost(f"the answer to {method} {path} is not JSON") from None
+        if not isinstance(value, shape) or (shape is list and not all(isinstance(v, dict) for v in value)):
+            raise EngineLost(f"the answer to {method} {path} is not the JSON {'object' if shape is dict else 'list of objects'} the Engine API gives")
+        return value
 
     def open_stream(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, timeout: float | None, upgrade: bool = False) -> _Connection:
         """A request on a connection of its own, returned once the answer's headers are in: the
         body (a wait's result, an attach's output) is read by the caller, who closes it."""
         connection = self._open(timeout)
+        timer = connection.deadline(self.timeout)  # the headers, at least, come at once
         try:
             connection.send(method, self._target(path, params, True), None, {"Connection": "Upgrade", "Upgrade": "tcp"} if upgrade else {})
             connection.head()
         except (OSError, ValueError, _Cut) as exc:
             connection.close()
+            if connection.expired:
+                raise EngineLost(f"no answer to {method} {path} within {self.timeout:.0f}s", timed_out=True) from None
             raise _lost(exc) from exc
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if connection.expired:
+            connection.close()
+            raise EngineLost(f"no answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
         if connection.status >= 400:
             try:
                 data = connection.body(method)[0]
@@ -541,8 +584,7 @@ def _host_identity() -> str | None:
 
 
 def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat): tells a reused pid apart."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    return leftovers.start_time(pid)
 
 
 def _owner(host: str | None) -> str:
@@ -563,13 +605,7 @@ def _owner_state(owner: str, host: str | None) -> str:
 
 
 def _process_state(pid: int, started: str) -> str:
-    try:
-        now = _start_time(pid)
-    except (FileNotFoundError, ProcessLookupError):
-        return "dead"
-    except (OSError, IndexError):
-        return "unknown"
-    return "alive" if now == started else "dead"
+    return leftovers.process_state(pid, started)
 
 
 def _remove(engine: EngineAPI, container_id: str) -> None:
@@ -605,9 +641,11 @@ def sweep(engine: EngineAPI, keep: str = "") -> list[str]:
     """
     host = _host_identity()
     removed = []
-    for info in engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [RUN_LABEL]})}):
-        labels = info.get("Labels") or {}
-        state = info.get("State", "")
+    for info in engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [RUN_LABEL]})}, shape=list):
+        labels = info.get("Labels") if isinstance(info.get("Labels"), dict) else {}
+        state = str(info.get("State", ""))
+        if not isinstance(info.get("Id"), str) or not re.fullmatch(r"[0-9a-f]{12,128}", info["Id"]):
+            continue  # never a path of the engine's choosing in DELETE /containers/<id>
         if labels.get(RUN_LABEL) == keep or state == "removing":
             continue
         owner = _owner_state(labels.get(OWNER_LABEL, ""), host)
@@ -625,28 +663,11 @@ def sweep(engine: EngineAPI, keep: str = "") -> list[str]:
 
 def _sweep_work_copies(parent: Path) -> None:
     """Work copies of depsync runs that were SIGKILLed (their names carry pid and start time)."""
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        match = _WORK_OWNER.match(entry.name)
-        if not match or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
-                continue
-        except OSError:
-            continue
-        if _process_state(int(match.group(1)), match.group(2)) == "dead":
-            shutil.rmtree(entry.path, ignore_errors=True)
+    leftovers.sweep(parent, _WORK_PREFIX)
 
 
 def _work_prefix() -> str:
-    try:
-        return f"{_WORK_PREFIX}{os.getpid()}.{_start_time(os.getpid())}-"
-    except (OSError, IndexError):
-        return _WORK_PREFIX
+    return leftovers.owned_prefix(_WORK_PREFIX)
 
 
 def _memory_tmp(endpoint: Endpoint) -> Path | None:
@@ -739,7 +760,9 @@ class _Run:
         self.creating = True
         answer = self.engine.json("POST", "/containers/create", body=body)
         self.creating = False
-        self.created.append(str(answer["Id"]))
+        if not isinstance(answer.get("Id"), str) or not re.fullmatch(r"[0-9a-f]{12,128}", answer["Id"]):
+            raise EngineLost("the engine's answer to creating a container has no container id")
+        self.created.append(answer["Id"])
         return str(answer["Id"])
 
     def execute(self, container: str, timeout: float, on_line: LineSink | None, what: str, transform: Any = None) -> tuple[int, list[str]]:
@@ -775,6 +798,8 @@ class _Run:
                     result = json.loads(body)
                 except ValueError:
                     raise EngineLost("the wait for the container ended without its status") from None
+                if not isinstance(result, dict) or not isinstance(result.get("StatusCode", 1), int):
+                    raise EngineLost("the wait for the container ended without its status")
                 self.gone.add(container)
                 reader.join(timeout=5)
             finally:
@@ -792,7 +817,7 @@ class _Run:
         """Remove every container of this run, not only the one in hand: a create whose answer
         never came back (a signal, the engine going away) still made one."""
         try:
-            for info in self.engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [f"{RUN_LABEL}={self.id}"]})}):
+            for info in self.engine.json("GET", "/containers/json", params={"all": "1", "filters": json.dumps({"label": [f"{RUN_LABEL}={self.id}"]})}, shape=list):
                 _remove(self.engine, info["Id"])
         except Exception:  # the engine is gone: its restart drops auto-remove containers, the next run the rest
             pass
@@ -898,8 +923,8 @@ class DockerRunner:
         replace: Mapping[str, bytes] | None = None,
         on_phase: PhaseSink | None = None,
     ) -> LockRun:
-        if not _IMAGE_NAME.match(self.image):
-            raise DepsyncError(f"{self.image!r} is not an image reference depsync will pass to the engine")
+        if not image_reference_allowed(self.image):
+            raise DepsyncError(f"{self.image!r} is not an image reference (the OCI grammar: [registry/]name[:tag][@digest]); depsync does not pass it to the engine")
         if self.memory:
             memory_bytes(self.memory)  # a bad size fails before anything starts
         endpoint = self.endpoint or discover_endpoint(self.environ)
@@ -997,7 +1022,7 @@ class DockerRunner:
         does not have it."""
         path = f"/images/{_quote(self.image)}/json"
         try:
-            return dict(run.engine.json("GET", path))
+            return _inspected(run.engine.json("GET", path), path)
         except EngineError as exc:
             if exc.status != 404:
                 raise
@@ -1005,7 +1030,7 @@ class DockerRunner:
         phase(f"pulling {self.image}")
         why = self._pull(run, endpoint, timeout)
         try:
-            return dict(run.engine.json("GET", path))
+            return _inspected(run.engine.json("GET", path), path)
         except EngineError as exc:
             if exc.status != 404:
                 raise
@@ -1098,6 +1123,13 @@ class DockerRunner:
             if exc.status != 404:
                 raise
             engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": {ROLE_LABEL: "cache"}})
+
+
+def _inspected(image: dict[str, Any], path: str) -> dict[str, Any]:
+    """An image inspect answer with the one field a run cannot do without."""
+    if not isinstance(image.get("Id"), str) or not image["Id"]:
+        raise EngineLost(f"the answer to GET {path} has no image id")
+    return image
 
 
 def _writable_by_all(engine: EngineAPI, container: str, path: str) -> bool:
