@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
+from depsync.shell.runners import LineSink, LockRun, PhaseSink, path_rewriter, write_replacements
+from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, read_back, settled, work_set
 from depsync.shell.uv import stream_uv
 
 
@@ -32,17 +33,34 @@ class LocalRunner:
         on_phase: PhaseSink | None = None,
     ) -> LockRun:
         project = project.resolve()
+        # replaced files are not what the freshness prediction read: the full set
+        selection = work_set(project, minimal=False) if replace else first_work_set(project, args)
+        while True:
+            run, stands = self._attempt(project, args, timeout, on_line, replace, on_phase, selection)
+            if stands:
+                return run
+            selection = work_set(project, minimal=False)  # see workset.settled
+
+    def _attempt(
+        self, project: Path, args: list[str], timeout: float, on_line: LineSink | None,
+        replace: Mapping[str, bytes] | None, on_phase: PhaseSink | None, selection: WorkSet,
+    ) -> tuple[LockRun, bool]:
         holder = Path(tempfile.mkdtemp(prefix=f".{project.name}.depsync-", dir=project.parent))
         try:
             if on_phase:
                 on_phase("copying the project")
-            copy = copy_project(project, holder)
+            copy = copy_work_set(project, holder, selection)
             write_replacements(copy, replace)
             if on_phase:
                 on_phase("uv lock")
-            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)))
-            lock_file = copy / "uv.lock"
-            new_lock = lock_file.read_bytes() if result.returncode == 0 and "--check" not in args and lock_file.is_file() else None
-            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock)
+            # a minimal run's log is passed on only once it stands (it is short: uv answered from the lock)
+            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, None if selection.minimal else on_line, path_rewriter(str(copy), str(project)))
+            checking = "--check" in args
+            new_lock = read_back(copy / "uv.lock") if result.returncode == 0 and not checking else None
+            stands = settled(project, selection, result.returncode, new_lock, checking)
+            if stands and selection.minimal and on_line:
+                for line in result.stdout.splitlines():
+                    on_line(line)
+            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock), stands
         finally:
             shutil.rmtree(holder, ignore_errors=True)
