@@ -9,8 +9,9 @@ dynamic metadata reads (which may be the package's whole source). So:
   (`git ls-files --cached --others --exclude-standard`), never .git, venvs or ignored build output;
   outside a git work tree, the whole tree as before (runners.copy_project's skip list);
 - a reachable package directory or local index that git ignores is copied whole: uv reads it;
-- `minimal`: manifests and local indexes only, for a run that should not need to build anything
-  (a lock uv answers without resolving). The runner checks the outcome: when uv failed or wrote
+- `minimal`: manifests, local indexes and the sources of dynamic path packages (uv builds those
+  to validate even a fresh lock), for a run that should not resolve (a lock uv answers from what
+  it recorded of the workspace members). The runner checks the outcome: when uv failed or wrote
   another lock than it was given, it runs again on the `full` set, so a wrong guess costs time,
   never a wrong lock;
 - `full`: the manifests, local indexes and every file of the packages whose metadata uv has to
@@ -149,10 +150,12 @@ def _builds(data: dict[str, Any]) -> bool:
     return bool(project.get("dynamic"))
 
 
-def reachable(project: Path) -> tuple[dict[str, bool], set[str]]:
-    """(package directory -> needs a build to be read, local index directories), relative to
-    project: the root, its workspace members and the path packages each of them names."""
+def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str]]:
+    """(package directory -> needs a build to be read, local index directories, workspace
+    members), relative to project: the root, its workspace members and the path packages each of
+    them names."""
     packages: dict[str, bool] = {}
+    members: set[str] = {""}
     indexes: set[str] = set()
     todo = [""]
     root_data: dict[str, Any] | None = None
@@ -187,11 +190,12 @@ def reachable(project: Path) -> tuple[dict[str, bool], set[str]]:
                 if inside is not None and member not in excluded and (project / inside / "pyproject.toml").is_file() and inside not in packages:
                     data = _load(project / inside / "pyproject.toml")
                     packages[inside] = _builds(data)
+                    members.add(inside)
                     for path in _sources_paths(data):
                         source = _inside(project, project / inside / path)
                         if source is not None and (project / source).is_dir() and source not in packages:
                             packages[source] = _builds(_load(project / source / "pyproject.toml"))
-    return packages, indexes
+    return packages, indexes, members
 
 
 def _under(path: str, directory: str) -> bool:
@@ -203,26 +207,30 @@ def work_set(project: Path, minimal: bool) -> WorkSet:
     known = git_files(project)
     if known is None:
         return WorkSet(None, (), False, "not a git work tree: the whole tree")
-    packages, indexes = reachable(project)
+    packages, indexes, members = reachable(project)
     known_set = set(known)
     wanted: set[str] = {name for name in _ROOT_MANIFESTS if name in known_set or (project / name).is_file()}
     whole: set[str] = set()
-    building = [] if minimal else [p for p, builds in packages.items() if builds]
+    # uv answers a fresh lock from what it records of workspace members, but builds a dynamic path
+    # package again to compare (its metadata cache is keyed by path, and the copy's path is new)
+    building = {p for p, builds in packages.items() if builds and not (minimal and p in members)}
     for package in packages:
+        if package and package in building and not any(_under(name, package) for name in known):
+            whole.add(package)  # a package git ignores that uv builds: uv reads it all the same
+            continue
         for manifest in _PACKAGE_MANIFESTS:
             name = f"{package}/{manifest}" if package else manifest
             if os.path.lexists(project / name):
                 wanted.add(name)
-        if package and not any(_under(name, package) for name in known):
-            whole.add(package)  # a path package git ignores: uv reads it all the same
     for index in indexes:
         if any(_under(name, index) for name in known):
             wanted.update(name for name in known if _under(name, index))
         elif (project / index).is_dir():
             whole.add(index)
-    for package in building:
+    for package in building - whole:
         wanted.update(name for name in known if _under(name, package))
-    what = "manifests and local indexes" if minimal else f"manifests, local indexes and the sources of {len(building)} package(s) uv builds"
+    wanted = {name for name in wanted if not any(_under(name, directory) for directory in whole)}
+    what = f"{'minimal' if minimal else 'full'}: manifests, local indexes and the sources of {len(building)} package(s) uv builds"
     return WorkSet(tuple(sorted(wanted)), tuple(sorted(whole)), minimal, f"{what}: {len(wanted)} of {len(known)} files git knows")
 
 
