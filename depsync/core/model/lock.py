@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.errors import DepsyncError
 from depsync.core.model.requirements import Req, Source, req_from_lock_table, source_from_lock_table

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from depsync.core.names import canonicalize_name, sdist_identity
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
@@ -49,11 +49,7 @@ def _artifact_identity(filename: str) -> tuple[str, str] | None:
         parts = filename[:-4].split("-")
         return (_canonical(parts[0]), parts[1]) if len(parts) >= 5 else ("", "")
     if filename.endswith((".tar.gz", ".zip")):
-        try:
-            name, version = parse_sdist_filename(filename)
-        except (InvalidSdistFilename, InvalidVersion):
-            return None  # legacy sdist names cannot always be split unambiguously
-        return (name, str(version))
+        return sdist_identity(filename)  # None: legacy sdist names cannot always be split unambiguously
     return None
 
 

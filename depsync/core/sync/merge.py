@@ -15,7 +15,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, replace
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.core.config import Config
 from depsync.errors import DepsyncError

@@ -9,6 +9,7 @@ plan, with the failure, where the pipeline looks for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
@@ -45,6 +46,7 @@ class Reconciliation:
     unmerged: list[str] = field(default_factory=list)  # paths still conflicted afterwards (from the repository top)
     failure: str | None = None  # the step that failed, in one line: files were put back
     checked: bool = False  # the closing `depsync check` ran
+    evidence_fetches: list[dict[str, Any]] = field(default_factory=list)  # source-repository fetches: url, asked, bytes, seconds, outcome
 
     @property
     def dev_commit(self) -> str:
