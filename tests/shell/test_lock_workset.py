@@ -91,11 +91,12 @@ def test_a_dynamic_root_brings_its_tracked_source_but_not_what_git_ignores(proje
     assert not any(name.startswith("build/") for name in files)
 
 
-def test_outside_git_the_whole_tree_is_copied(tmp_path: Path) -> None:
+def test_outside_git_the_full_set_is_the_whole_tree_and_the_minimal_set_the_manifests(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     write(root, {"pyproject.toml": '[project]\nname = "p"\nversion = "1"\n', "data/x.txt": "x"})
-    assert work_set(root, minimal=True).files is None
-    assert copied(root, tmp_path / "copy", minimal=True) == {"pyproject.toml", "data/x.txt"}
+    assert work_set(root, minimal=False).files is None
+    assert copied(root, tmp_path / "full", minimal=False) == {"pyproject.toml", "data/x.txt"}
+    assert copied(root, tmp_path / "minimal", minimal=True) == {"pyproject.toml"}
 
 
 def test_a_listed_file_under_a_directory_that_became_a_link_out_of_the_project_is_left_out(project: Path, tmp_path: Path) -> None:
@@ -161,3 +162,18 @@ def test_a_wrong_guess_of_fresh_costs_a_second_run_never_a_wrong_lock(project: P
     assert sets == [True, False]
     assert run.returncode == 0, run.output
     assert run.new_lock is not None and b'name = "extra-pkg"' in run.new_lock
+
+
+def test_the_host_copy_goes_to_memory_only_when_nothing_points_out_of_the_project(project: Path, tmp_path: Path) -> None:
+    from depsync.shell.runners.workset import memory_parent
+
+    contained = work_set(project, minimal=True)
+    assert contained.self_contained
+    shm = memory_parent(project, contained)
+    assert shm in (None, Path("/dev/shm"))  # None where /dev/shm is no usable tmpfs
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[tool.uv]\nfind-links = ["../wheels"]\n')
+    assert memory_parent(project, work_set(project, minimal=True)) is None  # `../wheels` must resolve as for the project
+    pyproject.write_text(pyproject.read_text().replace('find-links = ["../wheels"]', ""))
+    (tmp_path / "uv.toml").write_text("")  # uv would find this above the project
+    assert memory_parent(project, work_set(project, minimal=True)) is None

@@ -1,7 +1,8 @@
-"""The local runner: uv on the host, on a sibling copy of the project.
+"""The local runner: uv on the host, on a copy of what uv reads of the project (workset.py).
 
 The copy sits next to the project (same depth), so relative paths such as
-`find-links = ["../wheels"]` resolve exactly as they do for the real project.
+`find-links = ["../wheels"]` resolve exactly as they do for the real project; when no such
+path leaves the project and nothing above it is something uv looks for, it goes to /dev/shm.
 uv's output is streamed as it comes, with the copy's path shown as the project's.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.shell.runners import LineSink, LockRun, PhaseSink, path_rewriter, write_replacements
-from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, read_back, settled, work_set
+from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, memory_parent, read_back, settled, work_set
 from depsync.shell.uv import stream_uv
 
 
@@ -45,7 +46,8 @@ class LocalRunner:
         self, project: Path, args: list[str], timeout: float, on_line: LineSink | None,
         replace: Mapping[str, bytes] | None, on_phase: PhaseSink | None, selection: WorkSet,
     ) -> tuple[LockRun, bool]:
-        holder = Path(tempfile.mkdtemp(prefix=f".{project.name}.depsync-", dir=project.parent))
+        # next to the project, so `../x` resolves as it does for the project; in memory when nothing needs that
+        holder = Path(tempfile.mkdtemp(prefix=f".{project.name}.depsync-", dir=memory_parent(project, selection) or project.parent))
         try:
             if on_phase:
                 on_phase("copying the project")

@@ -50,6 +50,7 @@ class WorkSet:
     whole: tuple[str, ...]
     minimal: bool
     reason: str
+    self_contained: bool = False  # every path source and local index is inside the project
 
     def fingerprint(self, project: Path) -> str:
         """The bytes uv reads in a minimal run (manifests and lock), for remembering its outcome."""
@@ -150,12 +151,13 @@ def _builds(data: dict[str, Any]) -> bool:
     return bool(project.get("dynamic"))
 
 
-def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str]]:
+def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str], bool]:
     """(package directory -> needs a build to be read, local index directories, workspace
-    members), relative to project: the root, its workspace members and the path packages each of
-    them names."""
+    members, whether all of them are inside project), relative to project: the root, its
+    workspace members and the path packages each of them names."""
     packages: dict[str, bool] = {}
     members: set[str] = {""}
+    outside = False
     indexes: set[str] = set()
     todo = [""]
     root_data: dict[str, Any] | None = None
@@ -173,10 +175,12 @@ def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str]]:
             root_data = data
         for path in _sources_paths(data):
             inside = _inside(project, directory / path)
+            outside = outside or inside is None
             if inside is not None and (project / inside).is_dir():
                 todo.append(inside)
         for index in _index_dirs(data):
             inside = _inside(project, directory / index)
+            outside = outside or inside is None
             if inside is not None:
                 indexes.add(inside)
     workspace = (root_data or {}).get("tool", {}).get("uv", {}).get("workspace", {})
@@ -193,9 +197,10 @@ def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str]]:
                     members.add(inside)
                     for path in _sources_paths(data):
                         source = _inside(project, project / inside / path)
+                        outside = outside or source is None
                         if source is not None and (project / source).is_dir() and source not in packages:
                             packages[source] = _builds(_load(project / source / "pyproject.toml"))
-    return packages, indexes, members
+    return packages, indexes, members, not outside
 
 
 def _under(path: str, directory: str) -> bool:
@@ -204,16 +209,17 @@ def _under(path: str, directory: str) -> bool:
 
 def work_set(project: Path, minimal: bool) -> WorkSet:
     """The files of project a `uv lock` run gets (see the module's docstring)."""
-    known = git_files(project)
-    if known is None:
-        return WorkSet(None, (), False, "not a git work tree: the whole tree")
-    packages, indexes, members = reachable(project)
-    known_set = set(known)
-    wanted: set[str] = {name for name in _ROOT_MANIFESTS if name in known_set or (project / name).is_file()}
-    whole: set[str] = set()
+    packages, indexes, members, contained = reachable(project)
     # uv answers a fresh lock from what it records of workspace members, but builds a dynamic path
     # package again to compare (its metadata cache is keyed by path, and the copy's path is new)
     building = {p for p, builds in packages.items() if builds and not (minimal and p in members)}
+    # git is asked only when a directory's content is copied (manifests are named, not listed)
+    found = git_files(project) if building or indexes or not minimal else []
+    if found is None and not minimal:
+        return WorkSet(None, (), False, "not a git work tree: the whole tree")
+    known = found or []  # outside git, a minimal run copies those directories whole
+    wanted: set[str] = {name for name in _ROOT_MANIFESTS if os.path.lexists(project / name)}
+    whole: set[str] = set()
     for package in packages:
         if package and package in building and not any(_under(name, package) for name in known):
             whole.add(package)  # a package git ignores that uv builds: uv reads it all the same
@@ -231,7 +237,36 @@ def work_set(project: Path, minimal: bool) -> WorkSet:
         wanted.update(name for name in known if _under(name, package))
     wanted = {name for name in wanted if not any(_under(name, directory) for directory in whole)}
     what = f"{'minimal' if minimal else 'full'}: manifests, local indexes and the sources of {len(building)} package(s) uv builds"
-    return WorkSet(tuple(sorted(wanted)), tuple(sorted(whole)), minimal, f"{what}: {len(wanted)} of {len(known)} files git knows")
+    counted = f"{len(wanted)} of {len(known)} files git knows" if found else f"{len(wanted)} files named"
+    return WorkSet(tuple(sorted(wanted)), tuple(sorted(whole)), minimal, f"{what}: {counted}", contained)
+
+
+# what uv looks for in the directories above a project (workspace root, settings, interpreter pin)
+_FOUND_UPWARDS = ("pyproject.toml", "uv.toml", ".python-version", ".python-versions")
+
+
+def memory_parent(project: Path, selection: WorkSet) -> Path | None:
+    """/dev/shm, when a host work copy may go there instead of next to the project: every path
+    uv reads is inside the copy (no `../x` source or index), no directory above the project
+    holds anything uv looks for upwards, and /dev/shm is a tmpfs with room that allows running
+    programs (a build backend may). Creating files there costs a fraction of a journaled disk's."""
+    if selection.files is None or not selection.self_contained:
+        return None
+    for ancestor in project.parents:
+        if any(os.path.lexists(ancestor / name) for name in _FOUND_UPWARDS):
+            return None
+    shm = Path("/dev/shm")
+    try:
+        with open("/proc/self/mounts") as mounts:
+            fields = next((line.split() for line in mounts if line.split()[1:3] == ["/dev/shm", "tmpfs"]), None)
+        if fields is None or "noexec" in fields[3].split(","):
+            return None
+        stats = os.statvfs(shm)
+    except OSError:
+        return None
+    if stats.f_bavail * stats.f_frsize < 2 << 30 or not os.access(shm, os.W_OK | os.X_OK):
+        return None
+    return shm
 
 
 def resolves(args: list[str]) -> bool:
