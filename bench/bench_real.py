@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import random
 import shutil
@@ -292,11 +293,73 @@ def bench_check(tmp: Path, tree: Path, python: str, env: dict[str, str], runs: i
     return [cold, repeated]
 
 
-def bench_reconcile(tmp: Path, python: str, env: dict[str, str], runs: int) -> Pair:
+# run by the installed interpreter in the tree: where a cold check's time goes, in one process
+_BUDGET = r"""
+import json, sys, time
+start = time.perf_counter()
+from depsync.cli import parser
+cli = time.perf_counter()
+from depsync.commands import check
+from depsync.shell.workspace import load_inputs
+from depsync.core.rules import families
+imported = time.perf_counter()
+from pathlib import Path
+inputs = load_inputs(Path(".").resolve())
+loaded = time.perf_counter()
+phases = {"import: the CLI (argparse, ui)": cli - start, "import: check, models, rules": imported - cli, "load: read and parse the triple": loaded - imported}
+for family in families():
+    began = time.perf_counter()
+    list(family(inputs))
+    phases["rules: " + family.__module__.rsplit(".", 1)[-1]] = time.perf_counter() - began
+print(json.dumps(phases))
+"""
+
+
+def check_budget(tree: Path, python: str, env: dict[str, str], runs: int) -> dict[str, float]:
+    """Median per phase of a cold check, plus the interpreter's own start (`python -c pass`)."""
+    samples: dict[str, list[float]] = {"interpreter start (python -c pass)": []}
+    for _ in range(runs):
+        samples["interpreter start (python -c pass)"].append(timed([python, "-c", "pass"], tree, env))
+        for name, seconds in json.loads(run([python, "-c", _BUDGET], cwd=tree, env=env).stdout).items():
+            samples.setdefault(name, []).append(seconds)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def render_budget(budget: dict[str, float], uv_seconds: float, check_seconds: float) -> str:
+    lines = [f"cold check budget (median; the whole check {check_seconds * 1000:.0f} ms, uv {uv_seconds * 1000:.0f} ms, goal 3.5x = {uv_seconds * 3500:.0f} ms):"]
+    for name, seconds in budget.items():
+        lines.append(f"  {name:<42} {seconds * 1000:7.1f} ms")
+    rest = check_seconds - sum(budget.values())
+    lines.append(f"  {'the rest (report, cache store, exit)':<42} {rest * 1000:7.1f} ms")
+    return "\n".join(lines)
+
+
+def add_history(repo: Path, branch: str, commits: int) -> None:
+    """`commits` commits on top of branch that touch a file beside the triple (git fast-import:
+    a second for thousands), so history walks cost what they cost in a real clone."""
+    tip = git(repo, "rev-parse", branch).strip()
+    stream = []
+    for index in range(commits):
+        body = f"{branch} change {index}\n".encode()
+        message = f"{branch}: change {index}".encode()
+        stream.append(b"commit refs/heads/" + branch.encode() + b"\n")
+        stream.append(f"committer b <b@example.invalid> {1_700_000_000 + index} +0000\n".encode())
+        stream.append(f"data {len(message)}\n".encode() + message + b"\n")
+        if index == 0:
+            stream.append(f"from {tip}\n".encode())
+        stream.append(f"M 100644 inline src/{branch}_{index % 50}.py\ndata {len(body)}\n".encode() + body + b"\n")
+    subprocess.run(["git", "-C", str(repo), "fast-import", "--quiet"], input=b"".join(stream), check=True)
+
+
+def bench_reconcile(tmp: Path, python: str, env: dict[str, str], runs: int, history: int = 0) -> Pair:
     sys.path.insert(0, str(REPO / "tests"))
     from conftest import megatron_history
 
-    repo = megatron_history(tmp / "merge")
+    repo = megatron_history(tmp / f"merge-{history}")
+    if history:
+        for branch in ("dev", "main"):
+            add_history(repo, branch, history)
+        git(repo, "checkout", "-q", "-B", "sync", "dev")
     reconcile = [python, "-m", "depsync", "reconcile", "--dev", "dev", "--no-lock", "--no-fetch"]
     check = [python, "-m", "depsync", "check", "--format", "json"]
     counter = iter(range(10**6))
@@ -319,7 +382,8 @@ def bench_reconcile(tmp: Path, python: str, env: dict[str, str], runs: int) -> P
         return timed(check, repo, dict(env, XDG_CACHE_HOME=str(tmp / f"rec-check-{next(counter)}")), (0, 1))
 
     ours(0), base(0)  # the OS file cache
-    return paired(Pair("reconcile on the real merge", "depsync reconcile --no-lock --no-fetch", "depsync check (cold)", "<= 2x"), runs, ours, base)
+    label = "reconcile on the real merge" + (f", {history:,} more commits on each side" if history else " (3-commit history)")
+    return paired(Pair(label, "depsync reconcile --no-lock --no-fetch", "depsync check (cold)", "<= 2x"), runs, ours, base)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -327,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--skip", default="", help="comma-separated: local, resolve, docker, check, reconcile")
     parser.add_argument("--table", action="store_true", help="also print the README's speed table")
+    parser.add_argument("--history", type=int, default=5000, help="commits added on dev and on main for the long-history reconcile (default 5000)")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     if not MEGATRON.exists():
@@ -349,13 +414,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             pairs.append(bench_lock_resolve(tmp, tree, python, env, max(3, args.runs // 2)))
         if "docker" not in skip:
             pairs.append(bench_lock_docker(tmp, tree, python, env, args.runs))
+        budget = ""
         if "check" not in skip:
             pairs += bench_check(tmp, tree, python, env, args.runs * 2)
+            cold = pairs[-2]
+            budget = render_budget(check_budget(tree, python, env, args.runs), statistics.median(cold.base_times), statistics.median(cold.ours_times))
         if "reconcile" not in skip:
             pairs.append(bench_reconcile(tmp, python, env, args.runs))
+            pairs.append(bench_reconcile(tmp, python, env, args.runs, history=args.history))
     for p in pairs:
         print(f"{p.label}: {p.ours} {statistics.median(p.ours_times) * 1000:.0f} ms vs {p.baseline} {statistics.median(p.base_times) * 1000:.0f} ms"
               f" -> {p.ratio:.2f}x, {p.extra * 1000:+.0f} ms (goal {p.goal}); rounds ours {' '.join(f'{t * 1000:.0f}' for t in p.ours_times)} | base {' '.join(f'{t * 1000:.0f}' for t in p.base_times)}")  # fmt: skip
+    if budget:
+        print(budget)
     if args.table:
         print()
         print(render_table(pairs))

@@ -26,6 +26,9 @@ class LockPackage:
         return self.source.kind in ("editable", "virtual", "directory") and self.source.value == "."
 
 
+_LAST_PARSED: dict[str, Lock] = {}  # the one most recently parsed lock (see Lock.from_text)
+
+
 @dataclass(frozen=True)
 class Lock:
     path: str
@@ -35,6 +38,17 @@ class Lock:
 
     @classmethod
     def from_text(cls, text: str, path: str = "uv.lock") -> Lock:
+        # the same bytes are often parsed twice in one process (reconcile validates dev's lock, then
+        # its closing check reads the same lock): the last result is kept, keyed by path and text
+        last = _LAST_PARSED.get("lock")
+        if last is not None and last.path == path and last.text == text:
+            return last
+        lock = cls._parse(text, path)
+        _LAST_PARSED["lock"] = lock
+        return lock
+
+    @classmethod
+    def _parse(cls, text: str, path: str) -> Lock:
         data = parse_toml(text, path, fast=True)
         raw_packages = data.get("package", [])
         if not isinstance(raw_packages, list):

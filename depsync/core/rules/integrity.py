@@ -21,12 +21,16 @@ _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync 
 
 
 def _filename(artifact: dict[str, Any]) -> str:
-    for key in ("filename", "url", "path"):
-        value = artifact.get(key)
-        if isinstance(value, str):
-            name = value.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
-            return unquote(name) if "%" in name else name
-    return ""
+    # the first of filename, url, path that is a string (one lookup each, ~4,000 artifacts a lock)
+    value = artifact.get("filename")
+    if not isinstance(value, str):
+        value = artifact.get("url")
+        if not isinstance(value, str):
+            value = artifact.get("path")
+            if not isinstance(value, str):
+                return ""
+    name = value.partition("#")[0].partition("?")[0].rpartition("/")[2]
+    return unquote(name) if "%" in name else name
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,7 +116,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         for dep in tables:
             if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
                 continue
-            name = canonicalize_name(dep["name"])
+            name = _canonical(dep["name"])
             if name not in versions:
                 problem = f"no package {name}"
             elif "version" in dep and str(dep["version"]) not in versions[name]:
