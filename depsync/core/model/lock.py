@@ -10,7 +10,7 @@ from depsync.core.names import canonicalize_name
 
 from depsync.errors import DepsyncError
 from depsync.core.model.requirements import Req, Source, req_from_lock_table, source_from_lock_table
-from depsync.core.model.tomltext import parse_toml
+from depsync.core.model.tomltext import last_parse, parse_toml
 
 
 
@@ -26,9 +26,6 @@ class LockPackage:
         return self.source.kind in ("editable", "virtual", "directory") and self.source.value == "."
 
 
-_LAST_PARSED: dict[str, Lock] = {}  # the one most recently parsed lock (see Lock.from_text)
-
-
 @dataclass(frozen=True)
 class Lock:
     path: str
@@ -38,14 +35,7 @@ class Lock:
 
     @classmethod
     def from_text(cls, text: str, path: str = "uv.lock") -> Lock:
-        # the same bytes are often parsed twice in one process (reconcile validates dev's lock, then
-        # its closing check reads the same lock): the last result is kept, keyed by path and text
-        last = _LAST_PARSED.get("lock")
-        if last is not None and last.path == path and last.text == text:
-            return last
-        lock = cls._parse(text, path)
-        _LAST_PARSED["lock"] = lock
-        return lock
+        return last_parse("lock", path, text, lambda: cls._parse(text, path))
 
     @classmethod
     def _parse(cls, text: str, path: str) -> Lock:
