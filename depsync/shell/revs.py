@@ -235,6 +235,15 @@ def orders_for(values: Mapping[str, tuple[Any, Any]], fetch: bool, cache: Path |
     """name -> order of main's value against dev's, for every name given, each repository fetched
     once; each fetch's record is appended to `fetches` when given."""
     repos = SourceRepos(fetch, cache)
+    # every pin of one repository in one fetch (one round trip per repository, not per entry)
+    wanted: dict[str, list[Pin]] = {}
+    for dev, main in values.values():
+        pairs = rev_pairs(dev, main)
+        for pair in pairs if not isinstance(pairs, str) else []:
+            if pair.dev != pair.main and not any(pin.kind in ("branch", "default") for pin in (pair.dev, pair.main)):
+                wanted.setdefault(pair.url, []).extend((pair.dev, pair.main))
+    for url, pins in wanted.items():
+        repos._ensure(url, pins)
     orders = {name: repos.order(dev, main) for name, (dev, main) in values.items()}
     if fetches is not None:
         fetches.extend(repos.fetches)
