@@ -177,3 +177,27 @@ def test_the_host_copy_goes_to_memory_only_when_nothing_points_out_of_the_projec
     pyproject.write_text(pyproject.read_text().replace('find-links = ["../wheels"]', ""))
     (tmp_path / "uv.toml").write_text("")  # uv would find this above the project
     assert memory_parent(project, work_set(project, minimal=True)) is None
+
+
+def test_workspace_members_their_path_packages_and_uv_toml_indexes_are_reached(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, {
+        "pyproject.toml": '[project]\nname = "root"\nversion = "1"\n\n[tool.uv.workspace]\nmembers = ["packages/*"]\nexclude = ["packages/skipped"]\n',
+        "uv.toml": 'find-links = ["wheels"]\n',
+        "wheels/alpha-1.0-py3-none-any.whl": "wheel",
+        "packages/a/pyproject.toml": '[project]\nname = "a"\nversion = "1"\n\n[tool.uv.sources]\nb = { path = "../../libs/b" }\n',
+        "packages/a/a/__init__.py": "",
+        "packages/skipped/pyproject.toml": '[project]\nname = "skipped"\ndynamic = ["version"]\n',
+        "packages/skipped/VERSION": "1\n",
+        "libs/b/pyproject.toml": '[project]\nname = "b"\ndynamic = ["version"]\n',
+        "libs/b/VERSION": "2\n",
+        "docs/x.md": "",
+    })  # fmt: skip
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    full = copied(root, tmp_path / "full", minimal=False)
+    assert {"uv.toml", "wheels/alpha-1.0-py3-none-any.whl", "packages/a/pyproject.toml", "libs/b/VERSION"} <= full
+    assert "packages/a/a/__init__.py" not in full and "packages/skipped/VERSION" not in full and "docs/x.md" not in full
+    minimal = copied(root, tmp_path / "minimal", minimal=True)
+    assert {"wheels/alpha-1.0-py3-none-any.whl", "libs/b/VERSION"} <= minimal  # an index, and a dynamic path package

@@ -24,9 +24,10 @@ so `../x` resolves to the same place; a container sees only the copy).
 from __future__ import annotations
 
 import glob
-import stat
 import hashlib
 import os
+import stat
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -85,7 +86,7 @@ def git_files(project: Path) -> list[str] | None:
              "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
             timeout=60,
         )  # fmt: skip
-    except (OSError, Exception):  # no git, or it hung: the whole tree, as before
+    except (OSError, subprocess.TimeoutExpired):  # no git, or it hung: the whole tree, as before
         return None
     if result.returncode != 0:
         return None
@@ -151,16 +152,37 @@ def _builds(data: dict[str, Any]) -> bool:
     return bool(project.get("dynamic"))
 
 
+def _members(project: Path, root_data: dict[str, Any]) -> list[str]:
+    """The workspace members the root names (globs, minus excluded), relative to project."""
+    workspace = root_data.get("tool", {}).get("uv", {}).get("workspace", {})
+    if not isinstance(workspace, dict) or not isinstance(workspace.get("members", []), list):
+        return []
+    excluded = {m for pattern in workspace.get("exclude", []) if isinstance(pattern, str) for m in glob.glob(pattern, root_dir=project)}
+    found: list[str] = []
+    for pattern in workspace.get("members", []):
+        if isinstance(pattern, str):
+            for member in sorted(glob.glob(pattern, root_dir=project)):
+                inside = _inside(project, project / member)
+                if inside and member not in excluded and (project / inside / "pyproject.toml").is_file():
+                    found.append(inside)
+    return found
+
+
 def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str], bool]:
     """(package directory -> needs a build to be read, local index directories, workspace
     members, whether all of them are inside project), relative to project: the root, its
-    workspace members and the path packages each of them names."""
+    workspace members and the path packages each of them names, transitively."""
     packages: dict[str, bool] = {}
     members: set[str] = {""}
-    outside = False
     indexes: set[str] = set()
+    outside = False
+    settings = _load(project / "uv.toml")  # uv's own settings file: the same keys, at the top level
+    for index in _index_dirs({"tool": {"uv": settings}}):
+        inside = _inside(project, project / index)
+        outside = outside or inside is None
+        if inside is not None:
+            indexes.add(inside)
     todo = [""]
-    root_data: dict[str, Any] | None = None
     while todo:
         relative = todo.pop()
         if relative in packages:
@@ -171,35 +193,20 @@ def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str], bool]
             packages[relative] = False  # nothing uv can read as a package; its manifests are copied anyway
             continue
         packages[relative] = _builds(data)
-        if root_data is None:
-            root_data = data
+        if not relative:
+            for member in _members(project, data):
+                members.add(member)
+                todo.append(member)
         for path in _sources_paths(data):
             inside = _inside(project, directory / path)
             outside = outside or inside is None
             if inside is not None and (project / inside).is_dir():
                 todo.append(inside)
-        for index in _index_dirs(data):
+        for index in _index_dirs(data) if not relative else []:  # uv reads index settings at the root only
             inside = _inside(project, directory / index)
             outside = outside or inside is None
             if inside is not None:
                 indexes.add(inside)
-    workspace = (root_data or {}).get("tool", {}).get("uv", {}).get("workspace", {})
-    if isinstance(workspace, dict):
-        excluded = {m for pattern in workspace.get("exclude", []) if isinstance(pattern, str) for m in glob.glob(pattern, root_dir=project)}
-        for pattern in workspace.get("members", []) if isinstance(workspace.get("members"), list) else []:
-            if not isinstance(pattern, str):
-                continue
-            for member in sorted(glob.glob(pattern, root_dir=project)):
-                inside = _inside(project, project / member)
-                if inside is not None and member not in excluded and (project / inside / "pyproject.toml").is_file() and inside not in packages:
-                    data = _load(project / inside / "pyproject.toml")
-                    packages[inside] = _builds(data)
-                    members.add(inside)
-                    for path in _sources_paths(data):
-                        source = _inside(project, project / inside / path)
-                        outside = outside or source is None
-                        if source is not None and (project / source).is_dir() and source not in packages:
-                            packages[source] = _builds(_load(project / source / "pyproject.toml"))
     return packages, indexes, members, not outside
 
 
