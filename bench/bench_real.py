@@ -21,7 +21,11 @@ Every pair runs in this process, round by round, alternating which side goes fir
   (c) cold `depsync check` (empty result cache) vs warm `uv lock --check --offline`;
   (d) repeated `depsync check` (answered from the result cache) vs the same uv;
   (e) `depsync reconcile --dev dev --no-lock --no-fetch` on the real merge (tests/conftest.py
-      megatron_history(), merged with `git merge main`) vs a cold check of the same repository.
+      megatron_history(), merged with `git merge main`) vs a cold check of the same repository:
+      once on that 3-commit history, once with --history commits more on each side (a real clone
+      has thousands: reconcile walks dev's and main's history of pyproject and the merge base,
+      a check walks none; that is why a real clone gave 3.4x where bench_reconcile.py gave 1.4-1.8x).
+Also printed: the cold check's budget per phase (interpreter start, imports, load, each rule family).
 
 The Dockerfile's `ARG UV_VERSION` is set to the uv that runs the baseline (the real dev lock is
 revision 3, written by a newer uv than the 0.7.2 the real Dockerfile pins; 0.7.2 would rewrite it,

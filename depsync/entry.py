@@ -124,6 +124,8 @@ def end_process(code: int) -> None:
     the ordinary exit reports it as it always did."""
     import atexit
 
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # a profiler or a debugger writes its results after this returns
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -23,8 +23,6 @@ so `../x` resolves to the same place; a container sees only the copy).
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import os
 import stat
 import subprocess
@@ -55,6 +53,8 @@ class WorkSet:
 
     def fingerprint(self, project: Path) -> str:
         """The bytes uv reads in a minimal run (manifests and lock), for remembering its outcome."""
+        import hashlib
+
         digest = hashlib.sha256()
         for relative in sorted(self.files or ()):
             try:
@@ -154,6 +154,8 @@ def _builds(data: dict[str, Any]) -> bool:
 
 def _members(project: Path, root_data: dict[str, Any]) -> list[str]:
     """The workspace members the root names (globs, minus excluded), relative to project."""
+    import glob
+
     workspace = root_data.get("tool", {}).get("uv", {}).get("workspace", {})
     if not isinstance(workspace, dict) or not isinstance(workspace.get("members", []), list):
         return []
