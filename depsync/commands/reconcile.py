@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
+from depsync.report import ui
 from depsync.shell import faults
 from depsync.shell import git
 from depsync.shell import signals
@@ -145,9 +146,11 @@ def _history(
     return ownership, removed
 
 
-def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], needs: frozenset[str], dev_commit: str, main_commit: str, fetch: bool) -> Evidence:
-    """The evidence for the entries where dev and main differ; the others need none."""
-    from depsync.shell.revs import orders_for
+def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], needs: frozenset[str], dev_commit: str, main_commit: str, fetch: bool,
+                    fetches: list[dict[str, Any]] | None = None) -> Evidence:
+    """The evidence for the entries where dev and main differ; the others need none. Each
+    source-repository fetch is said under -v and appended to `fetches` (the plan JSON's)."""
+    from depsync.shell.revs import FetchRecord, orders_for
 
     policy = policy_of(config)
     differing = {canonicalize_name(d.name): d for d in cases if d.differs}
@@ -155,7 +158,13 @@ def gather_evidence(root: Path, config: Config, cases: list[SourceDecision], nee
     names = [key for key, d in differing.items() if d.case in _HISTORY_CASES and key not in policy.owned_by_dev and key not in policy.prefer]
     ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, names)
     wanted = {key: (d.dev, d.main) for key, d in differing.items() if d.case in _ORDER_CASES and d.dev is not None and d.main is not None}
-    return Evidence(needs, ownership, orders_for(wanted, fetch), removed, gathered=True)
+    records: list[FetchRecord] = []
+    orders = orders_for(wanted, fetch, fetches=records)
+    for record in records:
+        ui.detail(record.line())
+        if fetches is not None:
+            fetches.append({"url": record.url, "asked": record.asked, "bytes": record.bytes, "seconds": round(record.seconds, 3), "outcome": record.outcome})
+    return Evidence(needs, ownership, orders, removed, gathered=True)
 
 
 def gather_surface_evidence(root: Path, config: Config, data: dict[str, dict[str, Any]], dev_commit: str, main_commit: str, merged_in_work_tree: bool) -> SurfaceEvidence:
@@ -199,7 +208,8 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     # the cases first: evidence is gathered only for the names where dev and main differ
     needs = frozenset(required_names(projects["dev"]))
     cases = merge_sources(sources["base"], sources["dev"], sources["main"], policy_of(config), Evidence(dev_requires=needs))
-    evidence = gather_evidence(root, config, cases, needs, dev_commit, main_commit, options.fetch_revs)
+    fetches: list[dict[str, Any]] = []
+    evidence = gather_evidence(root, config, cases, needs, dev_commit, main_commit, options.fetch_revs, fetches)
     data = {side: project.data for side, project in projects.items()}
     merged = bool(merging) and not options.no_merge or git.is_ancestor(root, main_commit, "HEAD")
     surface_evidence = gather_surface_evidence(root, config, data, dev_commit, main_commit, merged)
@@ -215,7 +225,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
         confined(root, path, "a file reconcile writes")  # refused before anything is written
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
-    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift)
+    result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift, evidence_fetches=fetches)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None

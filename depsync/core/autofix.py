@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.errors import DepsyncError
 from depsync.core.findings import FIXABLE, Finding

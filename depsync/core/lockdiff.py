@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.model.lock import Lock, LockPackage

@@ -30,3 +30,44 @@ def host_of(url: str) -> str:
         return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
     except ValueError:  # e.g. an unbalanced "[" (IPv6 literal)
         return ""
+
+
+def canonicalize_version(version: str) -> str:
+    """packaging.utils.canonicalize_version (trailing `.0`s of the release stripped) without
+    importing packaging.utils; a string that is not a version comes back as it is."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return version
+    release = ".".join(str(part) for part in parsed.release)
+    while release.endswith(".0"):
+        release = release[:-2]
+    text = f"{parsed.epoch}!{release}" if parsed.epoch else release
+    if parsed.pre is not None:
+        text += f"{parsed.pre[0]}{parsed.pre[1]}"
+    if parsed.post is not None:
+        text += f".post{parsed.post}"
+    if parsed.dev is not None:
+        text += f".dev{parsed.dev}"
+    if parsed.local is not None:
+        text += f"+{parsed.local}"
+    return text
+
+
+def sdist_identity(filename: str) -> tuple[str, str] | None:
+    """(normalized name, normalized version) of an sdist file name (`name-version.tar.gz` or
+    `.zip`), as packaging.utils.parse_sdist_filename splits it; None when it declares none."""
+    from packaging.version import InvalidVersion, Version
+
+    for suffix in (".tar.gz", ".zip"):
+        if filename.endswith(suffix):
+            name, sep, version = filename[: -len(suffix)].rpartition("-")
+            if not sep:
+                return None
+            try:
+                return canonicalize_name(name), str(Version(version))
+            except InvalidVersion:
+                return None
+    return None

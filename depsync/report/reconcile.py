@@ -344,6 +344,7 @@ def to_json(result: Reconciliation) -> str:
         },
         "findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message} for f in result.findings],
         "unmerged": result.unmerged,
+        "evidence_fetches": result.evidence_fetches,
         "next_steps": next_steps(result),
         "config_drift": list(result.config_drift),
         "hint_drift": list(result.hint_drift),

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -148,9 +149,18 @@ def stream(
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         with signals.immediate():
-            status = child.wait(timeout=timeout)
+            # the end of the output wakes this at once (Popen.wait with a timeout polls, up to
+            # 50 ms late); a child that exits while something it started holds the pipe is seen
+            # by the poll below
+            while reader.is_alive() and child.poll() is None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(list(argv), timeout or 0)
+                reader.join(0.5 if left is None else min(0.5, left))
+            status = child.wait(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
     except BaseException:
         kill_tree(child, before)
         raise

@@ -1,7 +1,11 @@
 """Shell: is main's git rev newer than dev's? Asked of the source repository itself.
 
-Each source repository is fetched (no blobs) into a cache once per run; when it cannot be
-asked the answer is "unknown" with the reason, never a guess. Without fetching
+Each source repository is fetched (no blobs) into a cache once per run, and only what ancestry
+needs: the pinned commits (by id) and tags with their history, not every branch and tag; a
+pin that names neither (an abbreviated commit) falls back to all branches and tags. What each
+fetch asked for, its bytes and its time are recorded (FetchRecord; shown under -v and in the
+plan JSON). When a repository cannot be asked the answer is "unknown" with the reason, never a
+guess. Without fetching
 (`--no-fetch`) only what is already on this machine answers: depsync's cache of earlier
 fetches (commits never change, so neither does their order) and `file://` repositories.
 """
@@ -12,6 +16,7 @@ import hashlib
 import os
 import re
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +36,61 @@ def cache_dir() -> Path:
 
 def _git(args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
     # no prompts, and only transports that move data (never `ext::`), whatever the URL says
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", GIT_ALLOW_PROTOCOL=GIT_ALLOW_PROTOCOL)
+    # and never a lazy fetch: a missing object is missing (the fetch asks for what ancestry needs)
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", GIT_ALLOW_PROTOCOL=GIT_ALLOW_PROTOCOL, GIT_NO_LAZY_FETCH="1")
     return process.run(["git", *args], timeout=timeout, env=env)
 
 
 def _short(commit: str) -> str:
     return commit[:10]
+
+
+@dataclass(frozen=True)
+class FetchRecord:
+    """One fetch of a source repository: what was asked, what it cost."""
+
+    url: str  # redacted
+    asked: str  # "2 commits, 1 tag" or "all branches and tags"
+    bytes: int  # growth of the cached repository's object store
+    seconds: float
+    outcome: str  # "" when it worked, else why not
+
+    def line(self) -> str:
+        said = f", {self.outcome}" if self.outcome else ""
+        return f"fetched {self.asked} of {self.url}: {self.bytes / 1024:.0f} KiB in {self.seconds:.1f}s{said}"
+
+
+def _store_size(repo: Path) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(repo / "objects"):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _refspecs(pins: list[Pin]) -> tuple[list[str], str] | None:
+    """Refspecs for exactly these pins (commits by id, tags by name), with a description; None
+    when one of them can only be found among all branches and tags (an abbreviated commit)."""
+    commits: list[str] = []
+    tags: list[str] = []
+    for pin in pins:
+        value = pin.value.lower()
+        if pin.kind == "rev" and is_full_commit(value):
+            commits.append(value)
+        elif pin.kind == "tag" or (pin.kind == "rev" and not _HEX.match(value)):
+            tags.append(pin.value)
+        else:
+            return None
+    # commits under depsync's own refs: an object no ref reaches could be pruned by a gc
+    specs = [f"{c}:refs/depsync/{c}" for c in dict.fromkeys(commits)] + [f"+refs/tags/{t}:refs/tags/{t}" for t in dict.fromkeys(tags)]
+    what = ", ".join(part for part in (f"{len(set(commits))} commit(s)" if commits else "", f"{len(set(tags))} tag(s)" if tags else "") if part)
+    return specs, what
+
+
+_ALL = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
 
 
 @dataclass
@@ -47,6 +101,8 @@ class SourceRepos:
     cache: Path | None = None
     timeout: float = 60
     _state: dict[str, str] = field(default_factory=dict)  # url -> "" (usable) or why not
+    fetches: list[FetchRecord] = field(default_factory=list)
+    _asked: set[tuple[str, str, str]] = field(default_factory=set)  # (url, pin kind, value) made present or tried
 
     def _repo(self, url: str) -> Path:
         return (self.cache or cache_dir()) / hashlib.sha256(url.encode()).hexdigest()[:20]
@@ -73,8 +129,12 @@ class SourceRepos:
     def _ensure(self, url: str, wanted: list[Pin]) -> str:
         """Make the cached repository hold the pins' commits; "" when it does, else why not."""
         repo = self._repo(url)
-        if url in self._state:
+        if self._state.get(url):  # it failed once this run: it is not asked again
             return self._state[url]
+        wanted = [p for p in wanted if (url, p.kind, p.value) not in self._asked]  # a fetch that did not bring one will not now
+        self._asked.update((url, p.kind, p.value) for p in wanted)
+        if not wanted:
+            return ""
         if not git_url_allowed(url):  # an option (`--upload-pack=...`) or a command transport: never fetched
             self._state[url] = f"URL not fetchable: {redact(url)[:80]}"
             return self._state[url]
@@ -89,17 +149,19 @@ class SourceRepos:
             if not (repo / "HEAD").exists():
                 repo.mkdir(parents=True, exist_ok=True)
                 self._run(repo, "init", "--quiet", "--bare")
-            fetched = self._run(
-                repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"
-            )
+            missing = [p for p in wanted if not self._commit(repo, p)]
+            narrow = _refspecs(missing)
+            fetched = self._fetch(repo, url, *(narrow or (_ALL, "all branches and tags")))
+            if fetched.returncode != 0 and narrow is not None:  # a server that refuses a commit by id
+                fetched = self._fetch(repo, url, _ALL, "all branches and tags")
             if fetched.returncode != 0:
                 lines = [line.strip() for line in fetched.stderr.decode(errors="replace").splitlines() if line.strip()]
                 said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "no message")
                 self._state[url] = f"fetch failed: {redact(said)[:160]}"
                 return self._state[url]
-            missing = [p.value for p in wanted if p.kind == "rev" and is_full_commit(p.value.lower()) and not self._commit(repo, p)]
-            if missing:  # a commit no branch or tag reaches (a PR head): ask for it by id
-                self._run(repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, *missing)
+            by_id = [p.value.lower() for p in wanted if p.kind == "rev" and is_full_commit(p.value.lower()) and not self._commit(repo, p)]
+            if by_id:  # a commit no branch or tag reaches (a PR head): ask for it by id
+                self._fetch(repo, url, [f"{c}:refs/depsync/{c}" for c in by_id], f"{len(by_id)} commit(s) by id")
         except subprocess.TimeoutExpired:
             self._state[url] = f"no answer within {self.timeout:.0f}s"
             return self._state[url]
@@ -108,6 +170,24 @@ class SourceRepos:
             return self._state[url]
         self._state[url] = ""
         return ""
+
+    def _fetch(self, repo: Path, url: str, refspecs: list[str], asked: str) -> subprocess.CompletedProcess[bytes]:
+        before, started = _store_size(repo), time.perf_counter()
+        outcome = ""
+        try:
+            result = self._run(repo, "-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--filter=blob:none", "--", url, *refspecs)
+            if result.returncode != 0:
+                outcome = "failed"
+            # git made the URL a promisor remote: a read of a missing object (rev-parse of a pin not
+            # fetched yet) would fetch it, one object at a time, without asking; older git has no
+            # GIT_NO_LAZY_FETCH, so the promise goes (blobs are never read here)
+            self._run(repo, "config", "--unset-all", f"remote.{url}.promisor")
+            return result
+        except subprocess.TimeoutExpired:
+            outcome = f"no answer within {self.timeout:.0f}s"
+            raise
+        finally:
+            self.fetches.append(FetchRecord(redact(url), asked, max(0, _store_size(repo) - before), time.perf_counter() - started, outcome))
 
     def pair_order(self, pair: RevPair) -> RevOrder:
         for side, pin in (("dev", pair.dev), ("main", pair.main)):
@@ -151,7 +231,20 @@ class SourceRepos:
         return RevOrder(combined, "; ".join(f"{o.order}: {o.detail}" for o in orders))
 
 
-def orders_for(values: Mapping[str, tuple[Any, Any]], fetch: bool, cache: Path | None = None) -> dict[str, RevOrder]:
-    """name -> order of main's value against dev's, for every name given, each repository fetched once."""
+def orders_for(values: Mapping[str, tuple[Any, Any]], fetch: bool, cache: Path | None = None, fetches: list[FetchRecord] | None = None) -> dict[str, RevOrder]:
+    """name -> order of main's value against dev's, for every name given, each repository fetched
+    once; each fetch's record is appended to `fetches` when given."""
     repos = SourceRepos(fetch, cache)
-    return {name: repos.order(dev, main) for name, (dev, main) in values.items()}
+    # every pin of one repository in one fetch (one round trip per repository, not per entry)
+    wanted: dict[str, list[Pin]] = {}
+    for dev, main in values.values():
+        pairs = rev_pairs(dev, main)
+        for pair in pairs if not isinstance(pairs, str) else []:
+            if pair.dev != pair.main and not any(pin.kind in ("branch", "default") for pin in (pair.dev, pair.main)):
+                wanted.setdefault(pair.url, []).extend((pair.dev, pair.main))
+    for url, pins in wanted.items():
+        repos._ensure(url, pins)
+    orders = {name: repos.order(dev, main) for name, (dev, main) in values.items()}
+    if fetches is not None:
+        fetches.extend(repos.fetches)
+    return orders

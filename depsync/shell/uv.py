@@ -40,11 +40,43 @@ def output_tail(output: str, lines: int = 25, limit: int = 4000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def _version_memo(binary: str) -> Path | None:
+    """Where the version of this exact binary file is remembered: keyed by its path, size, inode
+    and change time, so a replaced or rewritten binary is asked again (`uv --version` is a
+    process start, ~50 ms, on every lock)."""
+    import hashlib
+
+    from depsync.shell import cache
+
+    try:
+        real = os.path.realpath(binary)
+        info = os.stat(real)
+    except OSError:
+        return None
+    key = f"{real}\0{info.st_size}\0{info.st_ino}\0{info.st_dev}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
+    return Path(cache.root()) / "uv-versions" / hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
 def uv_version(argv: list[str]) -> str:
+    memo = _version_memo(argv[0]) if len(argv) == 1 else None
+    if memo is not None:
+        try:
+            remembered = memo.read_text().strip()
+            if uv_version_allowed(remembered):
+                return remembered
+        except OSError:
+            pass
     result = process.run([*argv, "--version"], text=True, timeout=600)
     if result.returncode != 0:
         raise DepsyncError(f"could not run {' '.join(argv)}: {redact(result.stderr.strip())}")
-    return result.stdout.split()[1] if result.stdout.split()[1:] else ""
+    found = result.stdout.split()[1] if result.stdout.split()[1:] else ""
+    if memo is not None and uv_version_allowed(found):
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            memo.write_text(found)
+        except OSError:
+            pass  # a memo only saves time
+    return found
 
 
 def available_uv(version: str | None, *, fetch: bool) -> tuple[list[str], str] | None:

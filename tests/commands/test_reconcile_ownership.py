@@ -111,10 +111,14 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
     plan = tmp_path / "plan.json"
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     result = subprocess.run(
-        [sys.executable, "-m", "depsync", "reconcile", "--dev", "dev", "--main", "main", "--no-merge", "--dry-run", "--plan-json", str(plan)],
+        [sys.executable, "-m", "depsync", "reconcile", "-v", "--dev", "dev", "--main", "main", "--no-merge", "--dry-run", "--plan-json", str(plan)],
         cwd=repo.repo, capture_output=True, text=True, env=env,
     )
     assert result.returncode == 1, result.stderr
+    # the evidence fetch asked for the pinned commits only (issue 21), said under -v and in the plan
+    fetches = json.loads(plan.read_text())["evidence_fetches"]
+    assert len(fetches) == 1 and fetches[0]["asked"].endswith("commit(s)") and fetches[0]["bytes"] > 0 and fetches[0]["outcome"] == ""
+    assert f"fetched {fetches[0]['asked']} of {url}" in result.stderr
     decisions = {d["name"]: d for d in json.loads(plan.read_text())["sources"]}
     kept = {name: (d["case"], d["taken_from"], d["needs_review"]) for name, d in decisions.items()}
     assert kept == {

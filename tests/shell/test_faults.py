@@ -9,7 +9,6 @@ for the points in between.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -98,7 +97,9 @@ def test_lock_with_a_full_temp_dir(small_repo: Path, material: LocalMaterial, tm
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True).returncode != 0:
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
-        (small_repo / "padding.bin").write_bytes(os.urandom(3 * 1024 * 1024))  # more than the temp dir holds
+        # more than the temp dir holds, where every work copy has it (a file uv does not read is not copied)
+        pyproject = small_repo / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text() + "\n# " + "x" * (3 * 1024 * 1024) + "\n")
         before = state(small_repo)
         env = dict(env_for(material), TMPDIR=str(mount))
         result = depsync(small_repo, env, "lock", "--runner", "docker", "--image", "depsync-test:bookworm")

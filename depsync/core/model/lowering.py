@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.errors import DepsyncError
 from depsync.core.model.markers import conjoin, is_never, negate, parse_marker

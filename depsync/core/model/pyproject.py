@@ -9,7 +9,7 @@ from typing import Any
 from depsync.core.names import canonicalize_name  # packaging.utils compiles regexes at import
 
 from depsync.errors import DepsyncError
-from depsync.core.model.tomltext import TomlLines, parse_toml, strip_bom
+from depsync.core.model.tomltext import TomlLines, last_parse, parse_toml, strip_bom
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], what: str, where: str) -> Any:
@@ -44,8 +44,11 @@ class Pyproject:
     @classmethod
     def from_text(cls, text: str, path: str = "pyproject.toml") -> Pyproject:
         text = strip_bom(text)  # line numbers and lookups work on the text after the BOM
-        data = parse_toml(text, path)
-        project = cls(path, text, data, TomlLines(text))
+        return last_parse("pyproject", path, text, lambda: cls._parse(text, path))
+
+    @classmethod
+    def _parse(cls, text: str, path: str) -> Pyproject:
+        project = cls(path, text, parse_toml(text, path), TomlLines(text))
         project.validate()
         return project
 

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name, canonicalize_version
+from depsync.core.names import canonicalize_name, canonicalize_version
 from packaging.version import InvalidVersion, Version
 
 from depsync.errors import DepsyncError

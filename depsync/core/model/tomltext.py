@@ -8,7 +8,23 @@ from __future__ import annotations
 
 import re
 import tomllib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+_Parsed = TypeVar("_Parsed")
+_LAST: dict[str, tuple[str, str, Any]] = {}  # kind -> (path, text, parsed): one entry per kind
+
+
+def last_parse(kind: str, path: str, text: str, parse: Callable[[], _Parsed]) -> _Parsed:
+    """parse(), unless the same text of the same path was the last one parsed for this kind: in
+    one process the same bytes are often read twice (the config and the model of pyproject;
+    reconcile's validation of dev's lock and its closing check). The models are frozen."""
+    last = _LAST.get(kind)
+    if last is not None and last[0] == path and last[1] == text:
+        return last[2]  # type: ignore[no-any-return]
+    parsed = parse()
+    _LAST[kind] = (path, text, parsed)
+    return parsed
 
 from depsync.errors import DepsyncError
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
-from packaging.utils import canonicalize_name, canonicalize_version
+from depsync.core.names import canonicalize_name, canonicalize_version
 
 from depsync.errors import DepsyncError
 from depsync.core.findings import Finding

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from depsync.core.names import canonicalize_name, sdist_identity
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
@@ -21,12 +21,16 @@ _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync 
 
 
 def _filename(artifact: dict[str, Any]) -> str:
-    for key in ("filename", "url", "path"):
-        value = artifact.get(key)
-        if isinstance(value, str):
-            name = value.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
-            return unquote(name) if "%" in name else name
-    return ""
+    # the first of filename, url, path that is a string (one lookup each, ~4,000 artifacts a lock)
+    value = artifact.get("filename")
+    if not isinstance(value, str):
+        value = artifact.get("url")
+        if not isinstance(value, str):
+            value = artifact.get("path")
+            if not isinstance(value, str):
+                return ""
+    name = value.partition("#")[0].partition("?")[0].rpartition("/")[2]
+    return unquote(name) if "%" in name else name
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,17 +47,17 @@ def _same_version(a: str, b: str) -> bool:
         return False
 
 
-def _artifact_identity(filename: str) -> tuple[str, str] | None:
+def _artifact_identity(filename: str, expected_version: str | None = None) -> tuple[str, str] | None:
     """(normalized name, version) a wheel or sdist file name declares, None when it declares none."""
     if filename.endswith(".whl"):
         parts = filename[:-4].split("-")
         return (_canonical(parts[0]), parts[1]) if len(parts) >= 5 else ("", "")
     if filename.endswith((".tar.gz", ".zip")):
-        try:
-            name, version = parse_sdist_filename(filename)
-        except (InvalidSdistFilename, InvalidVersion):
-            return None  # legacy sdist names cannot always be split unambiguously
-        return (name, str(version))
+        # the version as the lock spells it needs no parse (the usual case: ~300 sdists a lock)
+        name, sep, version = filename[: -7 if filename.endswith(".tar.gz") else -4].rpartition("-")
+        if sep and expected_version is not None and version == expected_version:
+            return _canonical(name), version
+        return sdist_identity(filename)  # None: legacy sdist names cannot always be split unambiguously
     return None
 
 
@@ -66,7 +70,7 @@ def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
         if not isinstance(artifact, dict):
             continue
         filename = _filename(artifact)
-        identity = _artifact_identity(filename)
+        identity = _artifact_identity(filename, package.version)
         if identity is not None and package.version is not None:
             name, version = identity
             if name != package.name or not _same_version(version, package.version):
@@ -126,7 +130,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         for dep in tables:
             if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
                 continue
-            name = canonicalize_name(dep["name"])
+            name = _canonical(dep["name"])
             if name not in versions:
                 problem = f"no package {name}"
             elif "version" in dep and str(dep["version"]) not in versions[name]:

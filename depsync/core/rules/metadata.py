@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding

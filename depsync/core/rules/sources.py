@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name, host_of
 
 from depsync.core.findings import Finding
 from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import git_source
 from depsync.core.rules import RULES, CheckInputs
-from depsync.core.sync.sources import host_of
 from depsync.core.trust import is_full_commit
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.core.config import Config
 from depsync.errors import DepsyncError

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 
 from depsync.core.rules.metadata import follow_rev, local_sha
 from depsync.core.sync.sources import SourceDecision

@@ -12,7 +12,7 @@ from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name
 from tomlkit.container import Container
 from tomlkit.items import AoT, Table
 

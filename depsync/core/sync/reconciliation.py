@@ -9,6 +9,7 @@ plan, with the failure, where the pipeline looks for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
@@ -54,6 +55,7 @@ class Reconciliation:
     surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
     config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
     hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
+    evidence_fetches: list[dict[str, Any]] = field(default_factory=list)  # source-repository fetches: url, asked, bytes, seconds, outcome
 
     @property
     def dev_commit(self) -> str:

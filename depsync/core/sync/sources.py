@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from packaging.utils import canonicalize_name
+from depsync.core.names import canonicalize_name, host_of
 
 # keys uv accepts in a source table; anything else is a shape depsync does not understand
 KNOWN_SOURCE_KEYS = frozenset(
@@ -294,16 +294,6 @@ def describe(value: Any) -> str:
         if "marker" in table:
             parts[-1] += f" ; {table['marker']}"
     return " | ".join(parts)
-
-
-def host_of(url: str) -> str:
-    """Host of a source URL, credentials and port dropped (`git+ssh://git@host:22/x` -> host)."""
-    from urllib.parse import urlsplit
-
-    try:
-        return (urlsplit(url.removeprefix("git+")).hostname or "").lower()
-    except ValueError:  # e.g. an unbalanced "[" (IPv6 literal)
-        return ""
 
 
 def hosts(value: Any) -> set[str]:

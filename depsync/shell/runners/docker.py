@@ -47,11 +47,12 @@ from typing import Any, BinaryIO
 from depsync.shell import signals
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact, secret_values
-from depsync.shell.runners import LineSink, LockRun, PhaseSink, copy_project, path_rewriter, write_replacements
+from depsync.shell.runners import LineSink, LockRun, PhaseSink, path_rewriter, write_replacements
 from depsync.core.streaming import LineSplitter, Tail
 from depsync.shell.runners import read_result
 from depsync.core.trust import image_reference_allowed
 from depsync.shell.runners import leftovers
+from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, settled, work_set
 
 WORKDIR = "/workspace"
 CACHE_MOUNT = "/uv-cache"
@@ -934,11 +935,21 @@ class DockerRunner:
         secrets = secret_values(self.environ)
         run = _Run(engine, secrets, self.memory)
         holders: list[Path] = []
+        project = project.resolve()
+        # replaced files are not what the freshness prediction read: the full set
+        selection = work_set(project, minimal=False) if replace else first_work_set(project, args)
         # the whole run is deferred: a signal is acted on while waiting for uv, or when the block
         # ends; the containers are removed before the work copy, the work copy before returning
         with signals.deferred():
             try:
-                return self._lock(run, endpoint, holders, project, args, timeout, on_line, replace, phase)
+                while True:
+                    result = self._lock(run, endpoint, holders, project, args, timeout, on_line if not selection.minimal else None, replace, phase, selection)
+                    if settled(project, selection, result.returncode, result.new_lock, "--check" in args):
+                        if selection.minimal and on_line:  # its log is passed on once it stands (short: uv answered from the lock)
+                            for line in result.output.splitlines():
+                                on_line(line)
+                        return result
+                    selection = work_set(project, minimal=False)  # see workset.settled
             except _Timeout:
                 raise DepsyncError(f"uv lock did not finish within {timeout:.0f}s; the container was stopped and removed, uv.lock is unchanged") from None
             except EngineError as exc:  # the engine answered, with a refusal
@@ -956,7 +967,7 @@ class DockerRunner:
 
     def _lock(
         self, run: _Run, endpoint: Endpoint, holders: list[Path], project: Path, args: list[str], timeout: float,
-        on_line: LineSink | None, replace: Mapping[str, bytes] | None, phase: PhaseSink,
+        on_line: LineSink | None, replace: Mapping[str, bytes] | None, phase: PhaseSink, selection: WorkSet,
     ) -> LockRun:
         engine = run.engine
         run.step = "removing what earlier runs left"
@@ -981,7 +992,7 @@ class DockerRunner:
             environment["SSL_CERT_FILE"] = CA_MOUNT
         run.step = "copying the project"
         phase("copying the project")
-        copy = self._copy(project.resolve(), endpoint, holders)
+        copy = self._copy(project, endpoint, holders, selection)
         write_replacements(copy, replace)
         os.chmod(copy, 0o777)  # the container user must be able to write uv.lock there
         mounts.append({"Type": "bind", "Source": str(copy), "Target": WORKDIR})
@@ -1001,7 +1012,7 @@ class DockerRunner:
         new_lock = read_result(copy) if status == 0 and "--check" not in args else None
         return LockRun(status, "\n".join(lines), version, new_lock, notes)
 
-    def _copy(self, project: Path, endpoint: Endpoint, holders: list[Path]) -> Path:
+    def _copy(self, project: Path, endpoint: Endpoint, holders: list[Path], selection: WorkSet) -> Path:
         """The work copy: in /dev/shm when it may go there (see _memory_tmp), else in TMPDIR;
         a /dev/shm that fills up is given up for TMPDIR."""
         memory = _memory_tmp(endpoint)
@@ -1010,7 +1021,7 @@ class DockerRunner:
             holder = Path(tempfile.mkdtemp(prefix=_work_prefix(), dir=parent))
             holders.append(holder)
             try:
-                return copy_project(project, holder / "project")
+                return copy_work_set(project, holder / "project", selection)
             except OSError as exc:
                 if parent is None or exc.errno != errno.ENOSPC:
                     raise
