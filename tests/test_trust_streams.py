@@ -51,7 +51,7 @@ def test_a_flooding_container_is_read_in_bounded_memory(engine) -> None:  # type
     from depsync.shell.runners.docker import _Run, client, discover_endpoint
 
     run = _Run(client(discover_endpoint()), [], None)
-    script = f"head -c {FLOOD} /dev/zero | tr '\\0' 'z' >&2; echo; echo the last words >&2"
+    script = f"head -c {FLOOD} /dev/zero | tr '\\0' 'z' >&2; echo >&2; echo the last words >&2"
     container = run.create(IMAGE, ["sh", "-c", script], "probe")
     tracemalloc.start()
     try:

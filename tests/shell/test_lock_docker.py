@@ -214,7 +214,8 @@ def test_reconcile_relocks_in_the_container(engine, project: Path, tmp_path: Pat
     git(project, "checkout", "-q", "-b", "sync")
     subprocess.run(["git", "-C", str(project), "merge", "-q", "main"], capture_output=True)
     plan = tmp_path / "plan.json"
-    result = subprocess.run([sys.executable, "-m", "depsync", "reconcile", str(project), "--plan-json", str(plan)], capture_output=True, text=True)
+    # dev is the operator's to name (here there is no origin/dev); the policy is dev's committed [tool.depsync]
+    result = subprocess.run([sys.executable, "-m", "depsync", "reconcile", str(project), "--dev", "dev", "--plan-json", str(plan)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     import json
 
