@@ -62,7 +62,7 @@ def installed_python(tmp: Path) -> str:
 
 def in_process_phases(project: Path) -> dict[str, float]:
     """Where depsync's own time goes (no interpreter start-up, imports already done)."""
-    from depsync.core.rules import run_rules
+    from depsync.core.rules.run import run_rules
     from depsync.shell.workspace import load_inputs
 
     start = time.perf_counter()

@@ -319,7 +319,7 @@ from depsync.cli.parser import parser
 cli = time.perf_counter()
 from depsync.commands import check
 from depsync.shell.workspace import load_inputs
-from depsync.core.rules import families
+from depsync.core.rules.run import families
 imported = time.perf_counter()
 from pathlib import Path
 inputs = load_inputs(Path(".").resolve())

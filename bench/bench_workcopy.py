@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from depsync.shell.runners import copy_project  # noqa: E402
+from depsync.shell.runners.workcopy import copy_project
 
 FIXTURE = ROOT / "fixtures" / "megatron-dev"
 

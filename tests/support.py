@@ -15,7 +15,7 @@ from depsync.core.config import Config
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.rules import CheckInputs
+from depsync.core.rules.inputs import CheckInputs
 
 
 def depsync(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, stdin: str | None = None,

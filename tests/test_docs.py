@@ -17,7 +17,7 @@ import pytest
 from conftest import MEGATRON, REPO, megatron_history
 from depsync.cli import docs
 from depsync.core.config import load_config, valid_keys
-from depsync.core.rules import RULES, rule_table
+from depsync.core.rules.registry import RULES, rule_table
 from depsync.core.sync import sources
 
 PAGES = [REPO / "README.md", REPO / "SECURITY.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conftest import REPO
 from depsync.core.config import valid_keys
-from depsync.core.rules import RULES, rule_table
+from depsync.core.rules.registry import RULES, rule_table
 from test_distribution import QUICK_START
 
 README = (REPO / "README.md").read_text()

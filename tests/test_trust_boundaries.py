@@ -172,7 +172,7 @@ def test_a_build_backend_cannot_write_the_callers_files_docker(engine, tmp_path:
 
 
 def test_the_work_copy_shares_no_inode(tmp_path: Path) -> None:
-    from depsync.shell.runners import copy_project
+    from depsync.shell.runners.workcopy import copy_project
 
     root = hostile_project(tmp_path / "proj")
     copy = copy_project(root, tmp_path / "copy")

@@ -101,7 +101,7 @@ def test_the_docker_runner_never_reads_a_lock_through_a_link(engine, tmp_path: P
 
 def test_a_result_that_is_not_a_plain_file_is_refused(tmp_path: Path) -> None:
     from depsync.errors import DepsyncError
-    from depsync.shell.runners import read_result
+    from depsync.shell.runners.workcopy import read_result
 
     (tmp_path / "outside").write_text("x")
     assert read_result(tmp_path) is None

@@ -48,9 +48,11 @@ def test_a_flooding_child_is_read_in_bounded_memory(program: str) -> None:
 @pytest.mark.docker
 def test_a_flooding_container_is_read_in_bounded_memory(engine) -> None:  # type: ignore[no-untyped-def]
     from conftest import IMAGE
-    from depsync.shell.runners.docker import _Run, client, discover_endpoint
+    from depsync.shell.runners.containers import ContainerRun
+    from depsync.shell.runners.engine import client
+    from depsync.shell.runners.endpoint import discover_endpoint
 
-    run = _Run(client(discover_endpoint()), [], None)
+    run = ContainerRun(client(discover_endpoint()), [], None)
     script = f"head -c {FLOOD} /dev/zero | tr '\\0' 'z' >&2; echo >&2; echo the last words >&2"
     container = run.create(IMAGE, ["sh", "-c", script], "probe")
     tracemalloc.start()

@@ -215,7 +215,7 @@ def _shift_headings(markdown: str, levels: int) -> str:
 
 def check_rules() -> str:
     """The rule table (`depsync rule --all`) and every rule's page (`depsync rule ID`)."""
-    from depsync.core.rules import RULES, rule_table
+    from depsync.core.rules.registry import RULES, rule_table
     from depsync.core.rules.docs import render
 
     pages = [_shift_headings(render(rule), 2).rstrip() for rule in RULES.values()]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
     from depsync.shell.cache import Request
     from depsync.core.findings import Finding
-    from depsync.core.rules import CheckInputs
+    from depsync.core.rules.inputs import CheckInputs
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: 
     uv = offline_uv(loaded)
     if uv is None:
         return with_uv_word(findings, "none", "", "no uv that runs offline (neither the pinned one nor one on PATH) to confirm it")
-    from depsync.core.rules import apply_severity
+    from depsync.core.rules.run import apply_severity
 
     word = ask_uv(uv[0], uv[1], options.root)
     reason = word.reason if word.verdict != "none" else f"uv {word.version} gave no verdict offline: {word.reason}"
@@ -91,7 +91,7 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     """
 
     from depsync.core.redact import redact
-    from depsync.core.rules import RULES
+    from depsync.core.rules.registry import RULES
     from depsync.shell.uv import error_summary
     from depsync.shell.uv_confirm import run_lock_check
 
@@ -162,7 +162,7 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
             checked = tuple(found[1].get("dockerfiles", ()))
             return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked
     from depsync.core.redact import redact
-    from depsync.core.rules import run_rules
+    from depsync.core.rules.run import run_rules
     from depsync.shell.workspace import load_inputs
 
     started = time.time_ns()
@@ -288,7 +288,7 @@ def fix_plan(root: Path, inputs: CheckInputs, findings: list[Finding]) -> FixPla
 
 def apply(root: Path, overrides: CliOverrides, inputs: CheckInputs, findings: list[Finding]) -> FixResult:
     """Write the fixes and check again; the files are restored when the re-check disagrees."""
-    from depsync.core.rules import run_rules
+    from depsync.core.rules.run import run_rules
     from depsync.shell import signals
     from depsync.shell.fileio import Snapshot, confined, write_atomic
     from depsync.shell.workspace import load_inputs
@@ -347,7 +347,7 @@ def print_fix_summary(fixes: FixPlan, *, applied: bool) -> None:
 
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix or --diff: plan the fixes, show or apply them, check again."""
-    from depsync.core.rules import run_rules
+    from depsync.core.rules.run import run_rules
     from depsync.shell.workspace import load_inputs
 
     if options.ref is not None and (fix or diff):

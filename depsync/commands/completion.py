@@ -67,7 +67,7 @@ def _choices_of(action: argparse.Action) -> tuple[str, ...]:
     if action.choices:
         return tuple(str(c) for c in action.choices)
     if str(action.metavar) == "RULE-ID":
-        from depsync.core.rules import RULES
+        from depsync.core.rules.registry import RULES
 
         return tuple(RULES)
     return ()

@@ -28,7 +28,8 @@ from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
-from depsync.core.rules import CheckInputs, freshness
+from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules import freshness
 from depsync.core.trust import is_full_commit
 from depsync.shell.workspace import FileReader
 from depsync.core.sync.surface import unsanctioned

@@ -15,7 +15,7 @@ from depsync.report import ui
 from depsync.errors import DepsyncError
 from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.core.model.pyproject import Pyproject
-from depsync.shell.runners import LockRun
+from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
 from depsync.shell.runners.choose import choose_runner
 from depsync.shell.uv import error_summary

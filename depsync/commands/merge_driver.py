@@ -185,7 +185,8 @@ def _staleness(config: Config, pyproject_text: str, lock: bytes) -> str | None:
     """Why lock is stale for pyproject_text (static check, as `depsync check`), None when fresh."""
     from depsync.core.model.lock import Lock
     from depsync.core.model.pyproject import Pyproject
-    from depsync.core.rules import CheckInputs, freshness
+    from depsync.core.rules.inputs import CheckInputs
+    from depsync.core.rules import freshness
 
     try:
         inputs = CheckInputs(config, Pyproject.from_text(pyproject_text, config.pyproject), Lock.from_text(lock.decode(), config.lock))

@@ -33,9 +33,9 @@ from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
-from depsync.core.rules import run_rules
+from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
-from depsync.shell.runners import Runner
+from depsync.shell.runners.protocol import Runner
 from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
 from depsync.shell.uv import error_summary
 from depsync.shell.workspace import CliOverrides, FileReader, load_inputs

@@ -17,7 +17,7 @@ class RuleOptions:
 
 
 def _as_json(rule_ids: list[str]) -> str:
-    from depsync.core.rules import RULES
+    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import DOCS
 
     return json.dumps(
@@ -39,7 +39,7 @@ def _as_json(rule_ids: list[str]) -> str:
 
 def table() -> str:
     """Every rule on one line: id, default severity, whether --fix fixes it, what it finds."""
-    from depsync.core.rules import RULES
+    from depsync.core.rules.registry import RULES
 
     width = max(len(rule_id) for rule_id in RULES)
     lines = [f"{'rule':<{width}}  {'default':<7}  fix  finds"]
@@ -50,7 +50,7 @@ def table() -> str:
 
 
 def run(options: RuleOptions) -> int:
-    from depsync.core.rules import RULES
+    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import render
 
     if options.all == (options.rule is not None):

@@ -28,7 +28,7 @@ from depsync.core.names import canonicalize_name
 from depsync.errors import DepsyncError
 from depsync.core.findings import FIXABLE, Finding
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.rules import CheckInputs
+from depsync.core.rules.inputs import CheckInputs
 from depsync.core.trust import is_full_commit
 
 _STALE, _RENAMED, _PIN, _METADATA = "docker-stale-no-install", "docker-no-install-renamed", "source-pin-not-commit", "metadata-rev-mismatch"

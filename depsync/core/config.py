@@ -133,7 +133,7 @@ def suggestion(name: str, known: Any) -> str:
 
 
 def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
-    from depsync.core.rules import RULES  # here: depsync.core.rules imports this module
+    from depsync.core.rules.registry import RULES
 
     if not isinstance(value, dict):
         raise DepsyncError("[tool.depsync] severity must be a table of rule-id = level", where("severity"))

@@ -26,7 +26,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _rules() -> list[dict[str, object]]:
-    from depsync.core.rules import RULES
+    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import DOCS, render
 
     out: list[dict[str, object]] = []

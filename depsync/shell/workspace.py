@@ -19,7 +19,7 @@ from depsync.shell.members import member_directories
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
     from depsync.core.model.lock import Lock
-    from depsync.core.rules import CheckInputs, ProtectedFile
+    from depsync.core.rules.inputs import CheckInputs, ProtectedFile
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -118,7 +118,7 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
     from depsync.shell import git
     from depsync.core.model.lock import Lock
-    from depsync.core.rules import CheckInputs
+    from depsync.core.rules.inputs import CheckInputs
     if ref is not None:
         if not git.is_repository(root):
             raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
@@ -257,7 +257,7 @@ def _protected(
     (`main` for `origin/main`, or a commit of its history) is not compared: its protected
     files are its own, and a pre-commit hook on main must not fail there."""
     from depsync.shell import git
-    from depsync.core.rules import ProtectedFile
+    from depsync.core.rules.inputs import ProtectedFile
     if not config.protected_paths:
         return (), "", ""
     if not git.is_repository(root):

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import git, init_repo, write_files
 from depsync.core import autofix
-from depsync.core.rules import run_rules
+from depsync.core.rules.run import run_rules
 from support import LOCK, PYPROJECT, inputs
 from uvprojects import LocalMaterial, run_uv
 from support import depsync

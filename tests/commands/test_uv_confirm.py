@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from depsync.core.rules import RULES
+from depsync.core.rules.registry import RULES
 from depsync.core.rules.docs import DOCS
 from uvprojects import FAKE_BACKEND_TOML, LocalMaterial, fake_backend_files, lock_project, write_project
 

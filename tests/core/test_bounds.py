@@ -22,7 +22,7 @@ from depsync.core.model import markers
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.markers import is_never, marker_budget, markers_equivalent, specifiers_equivalent, text_fallbacks
 from depsync.core.model.shell import ExpansionBudget, expand, expand_bounded
-from depsync.core.rules import run_rules
+from depsync.core.rules.run import run_rules
 from support import LOCK, PYPROJECT, inputs
 
 HANG = 60  # seconds: far beyond any bounded run, far below the minutes the unbounded code took

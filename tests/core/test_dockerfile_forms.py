@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from depsync.core.findings import Finding, Severity
-from depsync.core.model.dockerfile import Dockerfile, UvCommand
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.uv_commands import UvCommand
 from depsync.core.rules import dockerfile as docker_rules
 from support import LOCK, PYPROJECT, inputs
 

@@ -20,7 +20,8 @@ from depsync.errors import DepsyncError
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.rules import CheckInputs, run_rules
+from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.run import run_rules
 from fuzzing import mutate
 from support import LOCK, PYPROJECT
 

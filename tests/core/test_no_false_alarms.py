@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from depsync.core.rules import run_rules
+from depsync.core.rules.run import run_rules
 from depsync.shell.workspace import load_inputs
 from uvprojects import LocalMaterial, lock_project, write_project
 

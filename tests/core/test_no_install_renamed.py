@@ -14,7 +14,8 @@ from depsync.core.config import Config
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.rules import CheckInputs, run_rules
+from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.run import run_rules
 from depsync.core.rules.dockerfile import is_counterpart, renamed_counterparts
 
 

@@ -8,7 +8,9 @@ from conftest import BUNDLED, megatron
 from depsync.core.config import load_config
 from depsync.core.findings import Severity
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.rules import RULES, CheckInputs, ProtectedFile, run_rules
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs, ProtectedFile
+from depsync.core.rules.run import run_rules
 from depsync.core.rules.metadata import follow_rev, local_sha
 from support import LOCK, PYPROJECT, inputs
 

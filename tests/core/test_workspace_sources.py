@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depsync.core.rules import run_rules
+from depsync.core.rules.run import run_rules
 from depsync.shell.workspace import load_inputs
 from uvprojects import LocalMaterial, lock_project, static_pyproject, write_project
 

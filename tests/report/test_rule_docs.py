@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from depsync.core.rules import RULES
+from depsync.core.rules.registry import RULES
 from depsync.core.rules.docs import DOCS, render
 from support import depsync
 

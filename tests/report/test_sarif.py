@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_files
-from depsync.core.rules import RULES
+from depsync.core.rules.registry import RULES
 from support import LOCK, PYPROJECT
 from support import depsync
 

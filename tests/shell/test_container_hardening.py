@@ -175,17 +175,18 @@ def nothing_left_behind(engine, spawned: set[int]):  # type: ignore[no-untyped-d
 def test_every_container_is_hardened(engine, introspect_image: str, project: Path, fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """The probe and the lock container, as the engine has them right after create, and as uv sees it."""
     from depsync.shell.runners import docker as docker_runner
-    from depsync.shell.runners.docker import PIDS_LIMIT, DockerRunner
+    from depsync.shell.runners.containers import PIDS_LIMIT
+    from depsync.shell.runners.docker import DockerRunner
 
     seen: list[dict] = []
-    original = docker_runner._Run.create
+    original = docker_runner.ContainerRun.create
 
     def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         container = original(self, *args, **kwargs)
         seen.append(engine.api.inspect_container(container))  # the engine's view, before start
         return container
 
-    monkeypatch.setattr(docker_runner._Run, "create", spy)
+    monkeypatch.setattr(docker_runner.ContainerRun, "create", spy)
     result = DockerRunner(introspect_image, memory="1g").lock(project, [], 300)
     assert result.returncode == 0, result.output
     assert result.new_lock is not None
@@ -300,14 +301,15 @@ def test_the_run_after_a_sigkilled_one_removes_its_container_and_secret(engine, 
 def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:  # type: ignore[no-untyped-def]
     """At the start of a run: containers that ended, and running ones whose depsync is gone, are removed;
     running ones of a live or unknown owner, and any container without the label, are not touched."""
-    from depsync.shell.runners.docker import _host_identity, _start_time, client, sweep
+    from depsync.shell.runners.containers import host_identity, process_start_time, sweep
+    from depsync.shell.runners.engine import client
 
-    host = _host_identity()
+    host = host_identity()
     assert host is not None
     gone = subprocess.Popen(["true"])
-    gone_owner = f"{host}/{gone.pid}/{_start_time(gone.pid)}"
+    gone_owner = f"{host}/{gone.pid}/{process_start_time(gone.pid)}"
     gone.wait()
-    me = f"{host}/{os.getpid()}/{_start_time(os.getpid())}"
+    me = f"{host}/{os.getpid()}/{process_start_time(os.getpid())}"
 
     def make(name: str, labels: dict[str, str], command: list[str]):  # type: ignore[no-untyped-def]
         container = engine.containers.create(IMAGE, command, labels=labels, environment={"UV_INDEX_X_PASSWORD": PASSWORD}, name=f"depsync-test-{name}-{uuid.uuid4().hex[:6]}")

@@ -83,7 +83,7 @@ def engine_line(stderr: str) -> str:
 # -- the rules, as pure lookups -------------------------------------------------------------------
 
 def test_discovery_order(tmp_path: Path) -> None:
-    from depsync.shell.runners.docker import discover_endpoint
+    from depsync.shell.runners.endpoint import discover_endpoint
 
     home = fake_home(tmp_path, {"colima": "unix:///somewhere/colima.sock", "other": "tcp://10.0.0.2:2375"}, "colima")
     runtime = tmp_path / "run"
@@ -113,7 +113,7 @@ def test_discovery_order(tmp_path: Path) -> None:
 
 def test_a_context_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
     from depsync.errors import DepsyncError
-    from depsync.shell.runners.docker import discover_endpoint
+    from depsync.shell.runners.endpoint import discover_endpoint
 
     home = fake_home(tmp_path, {}, "gone")
     with pytest.raises(DepsyncError, match=r"docker context 'gone' \(current context\) has no readable endpoint"):

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from depsync.shell.runners import copy_project, path_rewriter
+from depsync.shell.runners.workcopy import copy_project, path_rewriter
 
 
 def test_the_copy_keeps_bytes_modes_times_and_links_and_skips_what_uv_does_not_read(tmp_path: Path) -> None:
@@ -39,18 +39,18 @@ def test_the_copy_keeps_bytes_modes_times_and_links_and_skips_what_uv_does_not_r
 
 
 def test_a_killed_runs_work_copy_is_removed_by_the_next_run(tmp_path: Path) -> None:
-    from depsync.shell.runners.docker import _start_time, _sweep_work_copies, _work_prefix
+    from depsync.shell.runners.containers import process_start_time, sweep_work_copies, work_prefix
 
     gone = subprocess.Popen(["true"])
-    started = _start_time(gone.pid)
+    started = process_start_time(gone.pid)
     gone.wait()
     dead = tmp_path / f"depsync-lock-{gone.pid}.{started}-abcd1234"
     (dead / "project").mkdir(parents=True)
-    alive = tmp_path / f"{_work_prefix()}efgh5678"  # this process's: it is running
+    alive = tmp_path / f"{work_prefix()}efgh5678"  # this process's: it is running
     alive.mkdir()
     other = tmp_path / "depsync-lock-unrelated"  # no owner in its name: not depsync's to judge
     other.mkdir()
-    _sweep_work_copies(tmp_path)
+    sweep_work_copies(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, other.name])
 
 

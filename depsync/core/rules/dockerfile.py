@@ -17,8 +17,9 @@ from typing import Any
 from depsync.core import limits
 from depsync.core.findings import Finding, Severity
 from depsync.core.names import canonicalize_name as _canonical
-from depsync.core.model.dockerfile import VALUE_OPTIONS, Arg, UvCommand
-from depsync.core.rules import RULES, CheckInputs
+from depsync.core.model.uv_commands import VALUE_OPTIONS, Arg, UvCommand
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs
 
 _LOCK_READERS = {"sync", "export", "run"}
 _PIP_INSTALLS = {"pip install", "pip sync"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from depsync.core.rules import Rule
+from depsync.core.rules.registry import Rule
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from depsync.core.model.markers import (
 )
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.requirements import Req, normalize_url, req_from_text, specifier_key
-from depsync.core.rules import RULES, CheckInputs
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
 # markers too large to compare by meaning were compared as text (model/markers.py): a

@@ -16,7 +16,8 @@ from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
 from depsync.core.model.requirements import git_source
-from depsync.core.rules import RULES, CheckInputs
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from depsync.core.findings import Finding
-from depsync.core.rules import RULES, CheckInputs
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs
 
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:

@@ -10,7 +10,8 @@ from depsync.core.names import canonicalize_name, host_of
 from depsync.core.findings import Finding
 from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import git_source
-from depsync.core.rules import RULES, CheckInputs
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.inputs import CheckInputs
 from depsync.core.trust import is_full_commit
 
 

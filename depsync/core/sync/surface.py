@@ -446,7 +446,7 @@ def dockerfile_findings(uses: Sequence[tuple[str, str, int]], path: str, merged:
     """Errors for the extras and groups dev's Dockerfile installs (uses: kind, canonical name,
     line) that the merged pyproject no longer defines, or empties while dev's had entries
     (main dropped or renamed it): the image build would fail, or install nothing, later."""
-    from depsync.core.rules import RULES as CHECK_RULES
+    from depsync.core.rules.registry import RULES as CHECK_RULES
 
     tables = {side: requirement_tables(data) for side, data in (("merged", merged), ("dev", dev), ("main", main))}
     findings = []

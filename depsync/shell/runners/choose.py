@@ -31,7 +31,7 @@ from depsync.report import ui
 from depsync.shell import signals
 from depsync.errors import DepsyncError
 from depsync.core.redact import redact
-from depsync.shell.runners import LineSink, PhaseSink, Runner
+from depsync.shell.runners.protocol import LineSink, PhaseSink, Runner
 from depsync.shell.runners.request import LockRequest
 from depsync.core.trust import uv_version_allowed
 from depsync.shell.workspace import FileReader
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from depsync.core.config import Config
     from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.model.pyproject import Pyproject
-    from depsync.shell.runners.docker import Endpoint
+    from depsync.shell.runners.endpoint import Endpoint
 
 _TARGET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 _ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
@@ -108,7 +108,9 @@ def choose_runner(
     version = wanted_uv_version(pyproject, dockerfile)
     if options.runner == "local":
         return _local(version), "local runner (--runner local)"
-    from depsync.shell.runners.docker import DockerRunner, client, discover_endpoint
+    from depsync.shell.runners.docker import DockerRunner
+    from depsync.shell.runners.engine import client
+    from depsync.shell.runners.endpoint import discover_endpoint
 
     if on_phase:
         on_phase("looking for the Docker engine")
@@ -262,7 +264,7 @@ def _quiet(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
 
 
 def find_builder(endpoint: Endpoint) -> Builder:
-    from depsync.shell.runners.docker import docker_cli
+    from depsync.shell.runners.endpoint import docker_cli
 
     prepared: list[tuple[str, list[str], dict[str, str]]] = []
     for cli in _docker_clis():
@@ -288,7 +290,7 @@ def find_builder(endpoint: Endpoint) -> Builder:
 
 
 def _engine_major(endpoint: Endpoint) -> tuple[int, str]:
-    from depsync.shell.runners.docker import client
+    from depsync.shell.runners.engine import client
 
     engine = client(endpoint)
     try:
@@ -301,11 +303,11 @@ def _engine_major(endpoint: Endpoint) -> tuple[int, str]:
 
 def _frontend_reachable(endpoint: Endpoint, reference: str) -> str | None:
     """None when the engine can resolve the frontend image a `# syntax=` line names, else why not."""
-    from depsync.shell.runners.docker import EngineError, EngineLost, _quote, client
+    from depsync.shell.runners.engine import EngineError, EngineLost, quote_segment, client
 
     engine = client(endpoint)
     try:
-        engine.json("GET", f"/distribution/{_quote(reference)}/json")
+        engine.json("GET", f"/distribution/{quote_segment(reference)}/json")
         return None
     except EngineError as exc:
         return exc.explanation

@@ -33,7 +33,7 @@ from typing import Any
 
 from depsync.errors import DepsyncError
 from depsync.shell import process
-from depsync.shell.runners import read_result
+from depsync.shell.runners.workcopy import read_result
 
 # files uv reads in a package directory (the root also has the lock and uv's own settings)
 _PACKAGE_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -292,7 +292,7 @@ def copy_work_set(project: Path, destination: Path, selection: WorkSet) -> Path:
     """Copy the selected files (symlinks stay symlinks, never followed) and directories into
     destination. A selected path whose parent is, in the work tree, a link out of the project
     is left out: git listed it before the directory became a link."""
-    from depsync.shell.runners import _Copier, copy_project
+    from depsync.shell.runners.workcopy import _Copier, copy_project
 
     if selection.files is None:
         return copy_project(project, destination)

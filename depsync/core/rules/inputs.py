@@ -1,0 +1,42 @@
+"""What the rules read: the loaded models of one project, and the facts the loader found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from depsync.core.config import Config
+from depsync.core.findings import Finding
+from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.lock import Lock
+from depsync.core.model.pyproject import Pyproject
+
+
+@dataclass(frozen=True)
+class ProtectedFile:
+    """Comparison of one protected path with the owner ref (computed by the shell)."""
+
+    path: str
+    status: str  # "same", "differs", "missing-here", "missing-owner"
+
+
+@dataclass(frozen=True)
+class CheckInputs:
+    config: Config
+    pyproject: Pyproject
+    lock: Lock | None  # None when it has conflict markers (reported, not parsed)
+    dockerfiles: tuple[Dockerfile, ...] = ()
+    protected: tuple[ProtectedFile, ...] = ()
+    owner_ref: str = ""
+    # facts the loader found before parsing: conflict marker lines per file, and why the
+    # protected paths could not be compared (empty: they were); the rules turn them into findings
+    conflict_markers: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    protected_unchecked: str = ""
+    # pyproject.toml of local packages the lock records (path, editable, workspace members), by lock path
+    local_projects: dict[str, Pyproject] = field(default_factory=dict)
+    # names of the workspace members on disk (root included); None when unknown (no workspace, or --ref)
+    workspace_members: frozenset[str] | None = None
+    # Dockerfiles discovery looked at and left out, with why (empty when `dockerfiles` is configured)
+    dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
+
+
+RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

@@ -1,0 +1,64 @@
+"""The one place that names every rule `depsync check` enforces: id, default severity, summary (the docs' rule table is this list; depsync/core/rules/docs.py explains each)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from depsync.core.findings import FIXABLE, Finding, Severity
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str  # one line, Markdown: the README's rule table and `depsync rule --all` show it
+
+    @property
+    def fixable(self) -> bool:
+        """`depsync check --fix` applies this rule's fix (depsync/autofix.py)."""
+        return self.id in FIXABLE
+
+    def finding(self, file: str, line: int, message: str, fix: str) -> Finding:
+        return Finding(file, line, self.id, self.severity, message, fix)
+
+
+_E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+# In the README's order: tests/test_readme.py checks that its table is rule_table() verbatim.
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        Rule("docker-unknown-extra", _E, "a `--extra` in the Dockerfile's uv command is not defined in pyproject"),
+        Rule("docker-unknown-group", _E, "a `--group`/`--only-group`/`--no-group` names no dependency group"),
+        Rule("docker-not-locked", _E, "`uv sync` without `--locked`/`--frozen` (warning when another `uv sync` in the same file is locked)"),
+        Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
+        Rule("docker-no-install-renamed", _E, "a `--no-install-package` names a package the lock now has as another build (`-cu12` -> `-cu13`), which the image installs"),
+        Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
+        Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
+        Rule("static-model-disagrees", _W, "depsync's static model called uv.lock stale, but a real `uv lock --check --offline` accepts it"),
+        Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source"),
+        Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `[tool.uv] required-version`"),
+        Rule("uv-version-inconsistent", _W, "Dockerfiles pin different uv versions"),
+        Rule("uv-lock-format", _E, "the lock's format version is not one the pinned uv reads"),
+        Rule("uv-lock-newer-than-pin", _W, "uv.lock was written by a newer uv than the image pins (its `revision` is higher): relocking in the image downgrades it"),
+        Rule("conflict-markers", _E, "uv.lock or pyproject.toml contains git conflict markers"),
+        Rule("lock-artifact-mismatch", _E, "a wheel or sdist file name disagrees with its package's name or version"),
+        Rule("lock-git-unresolved", _E, "a git source in the lock has no full commit after `#`"),
+        Rule("lock-dangling-dependency", _E, "a package depends on a name/version the lock does not contain"),
+        Rule("lock-duplicate-package", _E, "the same name, version and source appear twice"),
+        Rule("lock-bad-hash", _E, "an artifact hash is malformed"),
+        Rule("protected-path-changed", _E, "a protected path differs from the owner branch"),
+        Rule("protected-unchecked", _I, "the owner ref is missing, so protected paths were not compared"),
+        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit"),
+        Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
+        Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
+        Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),
+    )
+}
+
+
+def rule_table() -> str:
+    """The README's rule table (Markdown), generated from RULES so the two cannot drift."""
+    rows = ["| rule | default | finds |", "|---|---|---|"]
+    rows += [f"| `{r.id}` | {r.severity} | {r.summary} |" for r in RULES.values()]
+    return "\n".join(rows) + "\n"
