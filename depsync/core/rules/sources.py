@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from depsync.core.findings import Finding
+from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import git_source, source_from_direct_url
 from depsync.core.rules import RULES, CheckInputs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
 from depsync.core.sync.sources import host_of
 from depsync.core.trust import is_full_commit
 
@@ -80,13 +81,22 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         if project.name in members:
             needed |= required_names(project)
     written = pyproject.source_names()
+    missing = missing_member_dirs(inputs)
     for name, tables in pyproject.sources().items():
         line = pyproject.line_of_source(name)
         shown = written.get(name, name)
         # `{ workspace = true }` naming a member: the member is part of the workspace whether or
         # not something depends on it; the entry is the usual boilerplate, not a forgotten source
         workspace_member = name in members and all(t.get("workspace") for t in tables)
-        if name not in needed and not workspace_member:
+        if name not in needed and not workspace_member and missing:
+            # a member that is not checked out may be the one asking for it: say so, judge nothing
+            yield RULES["source-inert"].finding(
+                pyproject.path,
+                line,
+                f"source for {shown}: no checked-out project asks for {shown}, but a member may; {missing_hint(missing)}",
+                MISSING_FIX,
+            ).with_severity(Severity.INFO)
+        elif name not in needed and not workspace_member:
             yield RULES["source-inert"].finding(
                 pyproject.path,
                 line,
