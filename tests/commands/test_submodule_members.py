@@ -110,3 +110,15 @@ def test_fix_on_a_missing_member_changes_nothing(clones: tuple[Path, Path]) -> N
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert {p: p.read_bytes() for p in before} == before
     subprocess.run(["git", "diff", "--exit-code"], cwd=bare, check=True, capture_output=True)
+
+
+def test_lock_refuses_to_relock_without_the_member(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    full, bare = clones
+    before = (bare / "uv.lock").read_bytes()
+    result = depsync("lock", "--runner", "local", str(bare), env=material.env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert HINT in result.stderr and "uv.lock is unchanged" in result.stderr
+    assert (bare / "uv.lock").read_bytes() == before
+    # checked out, the same relock runs (and changes nothing)
+    done = depsync("lock", "--runner", "local", str(full), env=material.env)
+    assert done.returncode == 0, done.stderr

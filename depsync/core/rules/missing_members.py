@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from packaging.utils import canonicalize_name
 
+from depsync.core.model.lock import Lock
 from depsync.core.rules import CheckInputs
 
 HINT = "`git submodule update --init`?"
@@ -27,3 +28,13 @@ def missing_member_dirs(inputs: CheckInputs) -> dict[str, str]:
 def missing_hint(missing: dict[str, str]) -> str:
     """`member directory missing: a, b (`git submodule update --init`?)`, empty when none is."""
     return f"member directory missing: {', '.join(sorted(missing.values()))} ({HINT})" if missing else ""
+
+
+def recorded_member_dirs(lock: Lock) -> dict[str, str]:
+    """name -> lock path of each workspace member the lock records, the root (".") left out."""
+    recorded = {canonicalize_name(str(m)) for m in lock.manifest.get("members", []) or []}
+    return {
+        p.name: p.source.value
+        for p in lock.packages
+        if p.name in recorded and p.source.kind in ("editable", "directory", "virtual") and p.source.value != "."
+    }
