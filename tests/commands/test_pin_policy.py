@@ -98,3 +98,16 @@ def test_direct_git_urls_on_a_tag_or_short_commit_warn_and_a_full_commit_does_no
     full = app(tmp_path / "full", material, groups=f'tagged = ["zeta @ git+{url}@{c1}"]\nshort = ["eta @ git+{url}@{c2}#subdirectory=sub/eta"]')
     assert uv_check(full, material.env)
     assert pin_findings(full) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "commit", "said"),
+    [("rev", "abc1234", None, "short commit 'abc1234' (a hex prefix, not a full commit)"),
+     ("rev", "ABC1234", "abc1234" + "0" * 33, "short commit 'ABC1234' (a hex prefix, not a full commit)"),
+     ("rev", "cafe1234", "0" * 40, "rev 'cafe1234'"),  # a branch named like hex: the lock's commit does not begin with it
+     ("rev", "abc", None, "rev 'abc'"), ("tag", "abc1234", None, "tag 'abc1234'"), ("", "", None, "no rev (the default branch)")],
+)
+def test_describe_pin(kind: str, value: str, commit: str | None, said: str) -> None:
+    from depsync.core.rules.sources import describe_pin
+
+    assert describe_pin(kind, value, commit) == said

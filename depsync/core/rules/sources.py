@@ -47,11 +47,13 @@ def locked_commit(lock: Lock | None, name: str, table: dict) -> str | None:  # t
     return commit if is_full_commit(commit) else None
 
 
-def describe_pin(kind: str, value: str) -> str:
-    """How a source or URL is pinned, as a finding says it: `short commit 'abc1234' (...)`, `tag 'v1'`."""
+def describe_pin(kind: str, value: str, commit: str | None) -> str:
+    """How a source or URL is pinned, as a finding says it: `short commit 'abc1234' (...)`, `tag 'v1'`.
+    A hex rev is a short commit unless the lock resolved it to a commit it does not begin (then it
+    is a branch or tag that happens to look like hex)."""
     if not kind:
         return "no rev (the default branch)"
-    if kind == "rev" and _SHORT_COMMIT.fullmatch(value.lower()):
+    if kind == "rev" and _SHORT_COMMIT.fullmatch(value.lower()) and (commit is None or commit.startswith(value.lower())):
         return f"short commit {value!r} (a hex prefix, not a full commit)"
     return f"{kind} {value!r}"
 
@@ -108,9 +110,11 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                 pin = table.get("rev")
                 if pin is None or not is_full_commit(str(pin).lower()):
                     kind, value = next(((k, str(table[k])) for k in ("rev", "tag", "branch") if k in table), ("", ""))
-                    what, commit = describe_pin(kind, value), locked_commit(inputs.lock, name, table)
+                    commit = locked_commit(inputs.lock, name, table)
+                    what = describe_pin(kind, value, commit)
                     yield RULES["source-pin-not-commit"].finding(
-                        pyproject.path, line, f"{shown} is pinned to {what}{pin_problem(what, commit)}", pin_fix(shown, commit, what)
+                        pyproject.path, line, f"{shown} is pinned to {what}{pin_problem(what, commit)}",
+                        pin_fix(shown, commit, f"{kind} {value!r}" if kind else "the default branch"),
                     )
             url = table.get("git") or table.get("url")
             if allowed and isinstance(url, str) and host_of(url) not in allowed:
@@ -140,9 +144,9 @@ def _direct_git_pins(project, lock: Lock | None) -> Iterator[Finding]:  # type: 
         if is_full_commit(value.lower()):
             continue
         name = canonicalize_name(requirement.name)
-        what = describe_pin(kind, value)
-        where = origin.replace(":", " ", 1)
         commit = locked_commit(lock, name, {"git": source.value, "subdirectory": source.subdirectory})
+        what = describe_pin(kind, value, commit)
+        where = origin.replace(":", " ", 1)
         if commit:
             fix = f"put the full commit after `@`: `{requirement.name} @ git+…@{commit}` (the commit the lock resolved it to), then relock with `depsync lock`"
         else:
