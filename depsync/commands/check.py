@@ -102,9 +102,16 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
         return []
     summary = error_summary(redact(result.stderr or result.stdout)) or f"exit code {result.returncode}"
     if result.returncode == 1:
+        from depsync.core.rules.missing_members import FIX, missing_hint, missing_member_dirs
+
+        # uv fails on a workspace whose member is not checked out: relocking would drop the member
+        missing = missing_hint(missing_member_dirs(inputs))
         return [
             RULES["uv-lock-check"].finding(
-                inputs.config.lock, 0, f"uv {version} `uv lock --check --offline` fails: {summary}", "run `depsync lock` and commit uv.lock"
+                inputs.config.lock,
+                0,
+                f"uv {version} `uv lock --check --offline` fails: {summary}" + (f"; {missing}" if missing else ""),
+                f"{FIX} (relocking now would drop the member)" if missing else "run `depsync lock` and commit uv.lock",
             )
         ]
     raise DepsyncError(f"uv {version} lock --check could not run: {summary}")

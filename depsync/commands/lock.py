@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from depsync.shell import faults
 from depsync.report import ui
@@ -34,6 +35,8 @@ def run(options: LockRequest) -> int:
     dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
     lock_path = confined(root, config.lock, "the lock path")
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
+    if old_bytes is not None:
+        refuse_missing_members(root, old_bytes, config.lock)
     args = (["--upgrade"] if options.upgrade else []) + [a for p in options.upgrade_packages for a in ("--upgrade-package", p)] + (["--check"] if options.check else [])
 
     started = time.monotonic()
@@ -77,6 +80,24 @@ def run(options: LockRequest) -> int:
         raise
     print_changes(changes, sys.stdout, written=True)
     return 0
+
+
+def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
+    """A member the lock records whose directory is empty (a git submodule not checked out): uv
+    would drop it from the lock or fail on it, so no relock runs."""
+    import os
+
+    from depsync.core.model.lock import Lock
+    from depsync.core.rules.missing_members import HINT, recorded_member_dirs
+
+    try:
+        members = recorded_member_dirs(Lock.from_text(old_lock.decode(), lock_name))
+    except (DepsyncError, UnicodeDecodeError):
+        return  # a lock that does not parse is uv's to replace; check reports it
+    missing = sorted(path for path in members.values()
+                     if not os.path.isabs(path) and ".." not in path.split("/") and not os.path.isfile(os.path.join(root, path, "pyproject.toml")))
+    if missing:
+        raise DepsyncError(f"member directory missing: {', '.join(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
 
 
 __all__ = ["LockRequest", "run"]

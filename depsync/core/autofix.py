@@ -9,7 +9,8 @@ Four rules have a fix that needs no judgement:
   is removed from the exact line the finding names (the summary says so, name by name); the rest of the line stays, a line left empty goes, and a `\\`
   continuation that would now run into the next command is closed. The result is parsed
   again and must run the same uv commands minus those flags, or the fix is not offered.
-- source-pin-not-commit: `rev` becomes the full commit the lock resolved (tag/branch dropped).
+- source-pin-not-commit: `rev` becomes the full commit the lock resolved (tag/branch/short commit
+  replaced); a direct `git+...@ref` requirement is left alone and said (a requirement string).
 - metadata-rev-mismatch: the version's hex local segment follows the pin.
 
 The last two edit pyproject.toml with tomlkit (only those values change); uv.lock then needs
@@ -280,7 +281,13 @@ def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding
     sources = uv.get("sources", {})
     new_commits: dict[str, str] = {}  # name -> the commit its git source is pinned to after the fixes
 
+    source_lines = {pyproject.line_of_source(canonicalize_name(str(key))) for key in sources.keys()}
     for finding in [f for f in findings if f.rule == _PIN]:
+        if finding.file != path or finding.line not in source_lines:
+            # `name @ git+...@ref` in a dependency list: a requirement string, which --fix never
+            # rewrites (its URL is the user's text, and the same ref may stand in several lists)
+            result.unfixed.append(Unfixed(finding, "a direct git URL requirement is not rewritten by --fix: put the commit the finding names after `@` by hand"))
+            continue
         done = []
         for key in list(sources.keys()):
             name = canonicalize_name(str(key))

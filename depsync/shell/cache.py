@@ -82,7 +82,8 @@ def _code_fingerprint() -> bytes:
     """depsync's files (name, size, mtime) and the import path's directories (mtime)."""
     from depsync import __version__
 
-    package = os.path.dirname(os.path.abspath(__file__))
+    # the whole package (this module sits in depsync/shell/): an edited rule must miss the cache
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     seen: list[tuple[str, int, int]] = []
     pending = [package]
     while pending:

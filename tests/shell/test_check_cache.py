@@ -296,3 +296,13 @@ def test_a_directory_inside_the_project_is_not_replayed_as_another_root(project:
     inner = run(project / "src", "--format", "json", cache_home=cache_home)
     assert inner.returncode == first.returncode
     assert json.loads(inner.stdout)["project"] != json.loads(first.stdout)["project"] or inner.stderr
+
+
+def test_the_code_fingerprint_covers_every_layer_of_the_package() -> None:
+    # an edited rule in depsync/core must make a cached check miss, not only an edited shell module
+    import marshal
+
+    from depsync.shell import cache
+
+    files = {Path(path).relative_to(Path(cache.__file__).parents[1]).as_posix() for path, _, _ in marshal.loads(cache._code_fingerprint())[2]}
+    assert {"core/rules/integrity.py", "commands/check.py", "shell/cache.py", "entry.py"} <= files

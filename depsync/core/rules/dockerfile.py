@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from depsync.core import limits
@@ -20,6 +20,7 @@ from depsync.core.names import canonicalize_name as _canonical
 from depsync.core.model.uv_commands import VALUE_OPTIONS, Arg, UvCommand
 from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
 
 _LOCK_READERS = {"sync", "export", "run"}
 _PIP_INSTALLS = {"pip install", "pip sync"}
@@ -199,10 +200,44 @@ def used_tables(dockerfile: Any) -> Iterator[tuple[str, str, int]]:
                 yield "group", _canonical(target.value), arg.line
 
 
+@dataclass(frozen=True)
+class _Target:
+    """The project(s) whose extras and groups a uv command may name, and what is unknown."""
+
+    path: str
+    extras: set[str]
+    groups: set[str]
+    unknown: str = ""  # a member directory is missing: the names it defines cannot be known
+
+
+def _tables(project: Any) -> tuple[set[str], set[str]]:
+    return {_canonical(e) for e in project.extra_names}, {_canonical(g) for g in project.group_names()}
+
+
+def _target(command: UvCommand, inputs: CheckInputs, missing: dict[str, str]) -> _Target:
+    """`--package NAME` reads that member's extras and groups, `--all-packages` every member's
+    (as uv does); otherwise the project's own."""
+    root = inputs.pyproject
+    members = [p for p in inputs.local_projects.values() if inputs.workspace_members and p.name in inputs.workspace_members and p.name != root.name]
+    extras, groups = _tables(root)
+    if any(w.value == "--all-packages" for w in command.words) and command.subcommand in _LOCK_READERS:
+        for member in members:
+            more_extras, more_groups = _tables(member)
+            extras, groups = extras | more_extras, groups | more_groups
+        return _Target(f"{root.path} or a workspace member", extras, groups, missing_hint(missing))
+    packages = [a for a in command.flag_values("--package") if not a.unresolved] if command.subcommand in _LOCK_READERS else []
+    if len(packages) == 1:
+        name = _canonical(packages[0].value)
+        member = next((m for m in members if m.name == name), None)
+        if member is not None:
+            return _Target(member.path, *_tables(member))
+        if name in missing:
+            return _Target(missing[name], set(), set(), missing_hint({name: missing[name]}))
+    return _Target(root.path, extras, groups)
+
+
 def check(inputs: CheckInputs) -> Iterator[Finding]:
-    pyproject = inputs.pyproject
-    extras = {_canonical(e) for e in pyproject.extra_names}
-    groups = {_canonical(g) for g in pyproject.group_names()}
+    missing = missing_member_dirs(inputs)
     lock_names = {_canonical(n) for n in inputs.lock.names()} if inputs.lock else None
     asked: set[str] | None = None  # computed on the first stale flag only
     for dockerfile in inputs.dockerfiles:
@@ -240,26 +275,36 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         f"{where} has `{arg.value}`, but uv has no -E option: the build fails with \"unexpected argument '-E' found\"",
                         f"write `--extra {given}`",
                     )
-            for arg in _names(command, ("--extra", "--no-extra"), commas=True):
+            target = _target(command, inputs, missing)
+            extras, groups = target.extras, target.groups
+            if target.unknown:
+                # a member directory is missing: what it defines is unknown, so no name is judged
+                for rule, flags in (("docker-unknown-extra", ("--extra", "--no-extra")), ("docker-unknown-group", ("--group", "--only-group", "--no-group"))):
+                    for arg in _names(command, flags, commas="extra" in rule):
+                        if _canonical(arg.value) not in (extras if "extra" in rule else groups):
+                            yield RULES[rule].finding(
+                                path, arg.line, f"{where} names {arg.value!r}, which cannot be checked: {target.unknown}", MISSING_FIX
+                            ).with_severity(Severity.INFO)
+            for arg in _names(command, ("--extra", "--no-extra"), commas=True) if not target.unknown else ():
                 if _canonical(arg.value) not in extras:
                     yield RULES["docker-unknown-extra"].finding(
                         path,
                         arg.line,
-                        f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {pyproject.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})"
+                        f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {target.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})"
                         + _literal_hint(command, arg.value)
                         + _meant(arg.value, extras),
                         f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
                     )
-            for arg in _names(command, ("--group", "--only-group", "--no-group")):
-                target = _pip_group(command, arg) if command.subcommand in _PIP_INSTALLS else arg
-                if target is not None and _canonical(target.value) not in groups:
+            for arg in _names(command, ("--group", "--only-group", "--no-group")) if not target.unknown else ():
+                group = _pip_group(command, arg) if command.subcommand in _PIP_INSTALLS else arg
+                if group is not None and _canonical(group.value) not in groups:
                     yield RULES["docker-unknown-group"].finding(
                         path,
                         arg.line,
-                        f"{where} names group {target.value!r}, which {pyproject.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})"
-                        + _literal_hint(command, target.value)
-                        + _meant(target.value, groups),
-                        f"remove the flag or add {target.value!r} to [dependency-groups]",
+                        f"{where} names group {group.value!r}, which {target.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})"
+                        + _literal_hint(command, group.value)
+                        + _meant(group.value, groups),
+                        f"remove the flag or add {group.value!r} to [dependency-groups]",
                     )
             present, no_group = command.env_value("UV_NO_GROUP")
             if present and no_group and command.subcommand in _LOCK_READERS:
@@ -268,7 +313,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         yield RULES["docker-unknown-group"].finding(
                             path,
                             command.line,
-                            f"{where} runs with UV_NO_GROUP={no_group!r}; {pyproject.path} defines no group {name!r} (it has: {', '.join(sorted(groups)) or 'none'})",
+                            f"{where} runs with UV_NO_GROUP={no_group!r}; {target.path} defines no group {name!r} (it has: {', '.join(sorted(groups)) or 'none'})",
                             f"remove {name!r} from UV_NO_GROUP or add it to [dependency-groups]",
                         )
             if command.subcommand == "sync":

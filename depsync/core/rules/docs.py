@@ -179,10 +179,13 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "source-pin-not-commit": RuleDoc(
         why="A git source pinned to a branch or tag (`rev = \"nv_dev\"`, `tag = \"v0.3.0\"`, or no rev at all) can move. The lock "
-        "records the commit it resolved, but the next relock may silently pick another one.",
+        "records the commit it resolved, but the next relock may silently pick another one. A short commit (`rev = \"abc1234\"`, a hex "
+        "prefix) does not move but is not the commit either: the finding names the full commit the lock resolved. The same policy "
+        "covers direct git URLs in dependencies, extras and groups (`name @ git+https://github.com/org/name.git@main`).",
         example='[tool.uv.sources]\nemerging_optimizers = { git = "https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git", rev = "v0.3.0" }',
         fix="`depsync check --fix` pins `rev` to the full commit the lock resolved (the finding names it), dropping `tag`/`branch`. "
         "pyproject.toml changes, so relock afterwards with `depsync lock` (uv resolves the same commit). "
+        "A direct git URL requirement is not rewritten: put the commit the finding names after `@` by hand. "
         "`[tool.depsync] severity = { source-pin-not-commit = \"error\" }` makes it fail CI.",
     ),
     "source-host-not-allowed": RuleDoc(

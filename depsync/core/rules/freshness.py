@@ -32,6 +32,7 @@ from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.requirements import Req, normalize_url, req_from_text, specifier_key
 from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
 # markers too large to compare by meaning were compared as text (model/markers.py): a
@@ -254,15 +255,12 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
         if recorded != members:
             # a recorded member whose directory holds no pyproject.toml: usually a git submodule
             # that is not checked out (uv then drops the member and re-resolves, too)
-            missing = sorted(
-                p.source.value for p in lock.packages
-                if p.name in recorded - members and p.source.kind in ("editable", "directory", "virtual") and p.source.value not in inputs.local_projects
-            )
-            hint = f"; member directory missing: {', '.join(missing)} (`git submodule update --init`?)" if missing else ""
+            missing = missing_member_dirs(inputs)
+            hint = f"; {missing_hint(missing)}" if missing else ""
             stale.add(
                 f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}{hint}",
                 pyproject_line=root.lines.table("tool.uv.workspace"),
-                fix="check out the missing member directories (`git submodule update --init`) and check again; relock only if the members really changed"
+                fix=f"{MISSING_FIX}; relock only if the members really changed"
                 if missing
                 else _FIX,
             )

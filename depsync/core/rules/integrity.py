@@ -48,6 +48,16 @@ def _same_version(a: str, b: str) -> bool:
         return False
 
 
+def _local_only_difference(file_version: str, locked: str) -> bool:
+    """The file name adds a local segment the locked version lacks (`1.2.0+cu12torch2.10` for
+    `1.2.0`): a renamed build of the same release, as GPU projects publish them."""
+    try:
+        named, version = Version(file_version), Version(locked)
+    except InvalidVersion:
+        return False
+    return named.local is not None and version.local is None and named.public == version.public
+
+
 def _artifact_identity(filename: str, expected_version: str | None = None) -> tuple[str, str] | None:
     """(normalized name, version) a wheel or sdist file name declares, None when it declares none."""
     if filename.endswith(".whl"):
@@ -74,7 +84,10 @@ def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
         identity = _artifact_identity(filename, package.version)
         if identity is not None and package.version is not None:
             name, version = identity
-            if name != package.name or not _same_version(version, package.version):
+            # a wheel from a direct URL or path: uv takes the version from the wheel's METADATA,
+            # not its file name, so the name may carry a local segment the lock never records
+            direct = package.source.kind in ("url", "path") and _local_only_difference(version, package.version)
+            if name != package.name or not (_same_version(version, package.version) or direct):
                 yield RULES["lock-artifact-mismatch"].finding(
                     lock.path,
                     package.line,

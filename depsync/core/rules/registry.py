@@ -49,7 +49,7 @@ RULES: dict[str, Rule] = {
         Rule("lock-bad-hash", _E, "an artifact hash is malformed"),
         Rule("protected-path-changed", _E, "a protected path differs from the owner branch"),
         Rule("protected-unchecked", _I, "the owner ref is missing, so protected paths were not compared"),
-        Rule("source-pin-not-commit", _W, "a git source is pinned to a branch or tag, not a full commit"),
+        Rule("source-pin-not-commit", _W, "a git source or direct git URL is pinned to a branch, tag or short commit, not a full commit"),
         Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
         Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
         Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),

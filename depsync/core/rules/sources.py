@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
 from depsync.core.names import canonicalize_name, host_of
 
-from depsync.core.findings import Finding
+from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
 from depsync.core.model.requirements import git_source
 from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.model.requirements import source_from_direct_url
+from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
 from depsync.core.trust import is_full_commit
 
+# a hex prefix of a commit: uv resolves it, but it is not the commit itself (git may call it
+# ambiguous later, and a branch or tag may be named like one)
+_SHORT_COMMIT = re.compile(r"[0-9a-f]{4,39}")
 
 
 def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
@@ -42,6 +48,25 @@ def locked_commit(lock: Lock | None, name: str, table: dict) -> str | None:  # t
     return commit if is_full_commit(commit) else None
 
 
+def describe_pin(kind: str, value: str, commit: str | None) -> str:
+    """How a source or URL is pinned, as a finding says it: `short commit 'abc1234' (...)`, `tag 'v1'`.
+    A hex rev is a short commit unless the lock resolved it to a commit it does not begin (then it
+    is a branch or tag that happens to look like hex)."""
+    if not kind:
+        return "no rev (the default branch)"
+    if kind == "rev" and _SHORT_COMMIT.fullmatch(value.lower()) and (commit is None or commit.startswith(value.lower())):
+        return f"short commit {value!r} (a hex prefix, not a full commit)"
+    return f"{kind} {value!r}"
+
+
+def pin_problem(what: str, commit: str | None) -> str:
+    """Why a pin that is not a full commit is a risk (after "... is pinned to {what}")."""
+    if what.startswith("short commit"):
+        resolved = f"the lock resolved it to {commit}" if commit else "the lock records no commit for it yet"
+        return f"; {resolved}, and a prefix can turn ambiguous or name a branch or tag later"
+    return ", which can move; the lock records a commit but a relock may silently pick another"
+
+
 def pin_fix(shown: str, commit: str | None, what: str) -> str:
     """The fix text of source-pin-not-commit: the exact rev when the lock knows it."""
     if commit:
@@ -59,13 +84,22 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         if project.name in members:
             needed |= required_names(project)
     written = pyproject.source_names()
+    missing = missing_member_dirs(inputs)
     for name, tables in pyproject.sources().items():
         line = pyproject.line_of_source(name)
         shown = written.get(name, name)
         # `{ workspace = true }` naming a member: the member is part of the workspace whether or
         # not something depends on it; the entry is the usual boilerplate, not a forgotten source
         workspace_member = name in members and all(t.get("workspace") for t in tables)
-        if name not in needed and not workspace_member:
+        if name not in needed and not workspace_member and missing:
+            # a member that is not checked out may be the one asking for it: say so, judge nothing
+            yield RULES["source-inert"].finding(
+                pyproject.path,
+                line,
+                f"source for {shown}: no checked-out project asks for {shown}, but a member may; {missing_hint(missing)}",
+                MISSING_FIX,
+            ).with_severity(Severity.INFO)
+        elif name not in needed and not workspace_member:
             yield RULES["source-inert"].finding(
                 pyproject.path,
                 line,
@@ -76,13 +110,12 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
             if "git" in table:
                 pin = table.get("rev")
                 if pin is None or not is_full_commit(str(pin).lower()):
-                    kind, value = next(((k, table[k]) for k in ("rev", "tag", "branch") if k in table), ("", ""))
-                    what = f"{kind} {value!r}" if kind else "no rev (the default branch)"
+                    kind, value = next(((k, str(table[k])) for k in ("rev", "tag", "branch") if k in table), ("", ""))
+                    commit = locked_commit(inputs.lock, name, table)
+                    what = describe_pin(kind, value, commit)
                     yield RULES["source-pin-not-commit"].finding(
-                        pyproject.path,
-                        line,
-                        f"{shown} is pinned to {what}, which can move; the lock records a commit but a relock may silently pick another",
-                        pin_fix(shown, locked_commit(inputs.lock, name, table), what),
+                        pyproject.path, line, f"{shown} is pinned to {what}{pin_problem(what, commit)}",
+                        pin_fix(shown, commit, f"{kind} {value!r}" if kind else "the default branch"),
                     )
             url = table.get("git") or table.get("url")
             if allowed and isinstance(url, str) and host_of(url) not in allowed:
@@ -92,3 +125,36 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     f"{shown} comes from host {host_of(url) or '?'!r}, not in allowed-hosts ({', '.join(sorted(allowed))})",
                     "use an allowed host, or add this one to [tool.depsync] allowed-hosts after review",
                 )
+
+    for project in (pyproject, *(p for p in inputs.local_projects.values() if p.name in members)):
+        yield from _direct_git_pins(project, inputs.lock)
+
+
+def _direct_git_pins(project, lock: Lock | None) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    """`name @ git+https://...@ref` requirements (dependencies, extras, groups): the same pin
+    policy as [tool.uv.sources]. The URL itself is never shown (it may carry a token)."""
+    for text, origin in project.all_requirement_strings():
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if not requirement.url or not requirement.url.startswith("git+"):
+            continue
+        source = source_from_direct_url(requirement.url)
+        kind, value = source.ref if source.ref else ("", "")
+        if is_full_commit(value.lower()):
+            continue
+        name = canonicalize_name(requirement.name)
+        commit = locked_commit(lock, name, {"git": source.value, "subdirectory": source.subdirectory})
+        what = describe_pin(kind, value, commit)
+        where = origin.replace(":", " ", 1)
+        if commit:
+            fix = f"put the full commit after `@`: `{requirement.name} @ git+…@{commit}` (the commit the lock resolved it to), then relock with `depsync lock`"
+        else:
+            fix = f"put a full 40-hex commit after `@` in the URL (the lock records none for {requirement.name}: run `depsync lock` first to see which)"
+        yield RULES["source-pin-not-commit"].finding(
+            project.path,
+            project.line_of_requirement(text, origin),
+            f"{requirement.name} (a direct git URL in {where}) is pinned to {what}{pin_problem(what, commit)}",
+            fix,
+        )

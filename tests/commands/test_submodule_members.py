@@ -1,0 +1,124 @@
+"""A workspace whose member is a git submodule that is not checked out (a plain `git clone`).
+
+Real git (a real submodule), real uv (the lock made with the member present). With the member
+checked out everything is clean; in a clone without `git submodule update --init`, every rule that
+reads members says "member directory missing" instead of an unrelated error, and nothing crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import git, uv_lock
+from uvprojects import LocalMaterial, static_pyproject, uv_check
+from support import depsync
+
+HINT = "member directory missing: packages/member-lib (`git submodule update --init`?)"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    # the file:// transport for submodules is off by default since git 2.38.1 (CVE-2022-39253)
+    return git(cwd, "-c", "protocol.file.allow=always", *args)
+
+
+@pytest.fixture
+def clones(tmp_path: Path, material: LocalMaterial) -> tuple[Path, Path]:
+    """(a clone with the submodule initialised, a clone without)."""
+    member = tmp_path / "member-lib"
+    member.mkdir()
+    git(member, "init", "-q", "-b", "main")
+    (member / "pyproject.toml").write_text(
+        static_pyproject("member-lib", "0.2.0", ["zeta"], requires_python=">=3.10")
+        + '\n[project.optional-dependencies]\ngpu = ["eta"]\n\n[dependency-groups]\nbench = ["eta"]\n'
+    )
+    git(member, "add", "-A")
+    git(member, "commit", "-qm", "member")
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    _git(origin, "submodule", "-q", "add", member.as_uri(), "packages/member-lib")
+    commit = material.git.commits["c2"]
+    (origin / "pyproject.toml").write_text(
+        '[project]\nname = "root-app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["member-lib"]\n\n'
+        '[tool.uv.workspace]\nmembers = ["packages/*"]\n\n'
+        "[tool.uv.sources]\nmember-lib = { workspace = true }\n"
+        f'zeta = {{ git = "{material.git.url}", rev = "{commit}" }}\n'
+        f'eta = {{ git = "{material.git.url}", subdirectory = "sub/eta", rev = "{commit}" }}\n'
+        + material.index_toml()
+    )
+    (origin / "docker").mkdir()
+    (origin / "docker" / "Dockerfile").write_text(
+        "FROM python:3.11\n"
+        "RUN uv sync --locked --package member-lib --extra gpu --group bench\n"
+        "RUN uv sync --locked --all-packages --extra gpu\n"
+    )
+    uv_lock(origin, material)
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "root")
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    _git(tmp_path, "clone", "-q", "--recurse-submodules", str(origin), str(full))
+    _git(tmp_path, "clone", "-q", str(origin), str(bare))
+    assert (full / "packages/member-lib/pyproject.toml").is_file()
+    assert (bare / "packages/member-lib").is_dir() and not any((bare / "packages/member-lib").iterdir())
+    return full, bare
+
+
+def findings(root: Path, *args: str) -> list[dict]:  # type: ignore[type-arg]
+    result = depsync("check", str(root), "--format", "json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr
+    return json.loads(result.stdout)["findings"]
+
+
+def test_checked_out_the_workspace_is_clean(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    full, _ = clones
+    assert uv_check(full, material.env)
+    # `--package member-lib --extra gpu` and `--all-packages --extra gpu` name the member's extra, as uv reads them
+    assert [f for f in findings(full) if f["severity"] != "info"] == []
+
+
+def test_not_checked_out_every_rule_says_member_directory_missing(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    _, bare = clones
+    assert not uv_check(bare, material.env)  # uv cannot use the lock either
+    found = [f for f in findings(bare) if f["rule"] != "protected-unchecked"]
+    assert {f["rule"] for f in found} == {"lock-stale", "docker-unknown-extra", "docker-unknown-group", "source-inert"}
+    for finding in found:
+        assert HINT in finding["message"], finding
+        assert "git submodule update --init" in finding["fix"], finding
+    # only the stale lock is an error (uv agrees it cannot use it); what the member defines is unknown: notes
+    assert {f["rule"] for f in found if f["severity"] == "error"} == {"lock-stale"}
+    assert "relock only if the members really changed" in next(f for f in found if f["rule"] == "lock-stale")["fix"]
+
+
+def test_not_checked_out_deep_does_not_advise_a_relock(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    _, bare = clones
+    result = depsync("check", str(bare), "--deep", "--format", "json", env=material.env)
+    assert result.returncode == 1, result.stderr
+    (deep,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "uv-lock-check"]
+    assert HINT in deep["message"] and "relocking now would drop the member" in deep["fix"]
+    assert "depsync lock" not in deep["fix"]
+
+
+def test_fix_on_a_missing_member_changes_nothing(clones: tuple[Path, Path]) -> None:
+    _, bare = clones
+    before = {p: p.read_bytes() for p in (bare / "pyproject.toml", bare / "uv.lock", bare / "docker" / "Dockerfile")}
+    result = depsync("check", str(bare), "--fix")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    subprocess.run(["git", "diff", "--exit-code"], cwd=bare, check=True, capture_output=True)
+
+
+def test_lock_refuses_to_relock_without_the_member(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    full, bare = clones
+    before = (bare / "uv.lock").read_bytes()
+    result = depsync("lock", "--runner", "local", str(bare), env=material.env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert HINT in result.stderr and "uv.lock is unchanged" in result.stderr
+    assert (bare / "uv.lock").read_bytes() == before
+    # checked out, the same relock runs (and changes nothing)
+    done = depsync("lock", "--runner", "local", str(full), env=material.env)
+    assert done.returncode == 0, done.stderr
