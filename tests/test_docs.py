@@ -262,7 +262,7 @@ def test_the_readme_check_output_is_what_check_prints() -> None:
     command, *shown = block.rstrip("\n").splitlines()
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)} | {"NO_COLOR": "1", "COLUMNS": "200"}
     result = subprocess.run([sys.executable, "-m", "depsync", *command.split()[2:]], cwd=REPO, capture_output=True, text=True, env=env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the renamed --no-install-package flags are errors
     printed = set(result.stdout.splitlines())
     foreign = [line for line in shown if line.strip() != "..." and line not in printed]
     assert not foreign, "README's check example has lines check does not print:\n" + "\n".join(foreign) + "\n\nit prints:\n" + result.stdout

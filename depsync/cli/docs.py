@@ -14,7 +14,8 @@ Everything outside the blocks is written by hand and left alone. The blocks are:
 - cli-reference (docs/cli.md): every command, argument and option, from the argparse parser;
 - config-keys (docs/configuration.md): every [tool.depsync] key, its type, default and readers;
 - rules (docs/check.md): the rule table and every rule's page, from the rule registry;
-- decision-table (docs/reconcile.md): reconcile's first-match table, from the sync rules;
+- decision-table (docs/reconcile.md): reconcile's first-match table for sources, from the sync rules;
+- surface-decision-table (docs/reconcile.md): the same for the rest of the dependency surface;
 - layout (CONTRIBUTING.md): every module of the package with the first paragraph of its docstring.
 """
 
@@ -158,6 +159,7 @@ KEYS: dict[str, KeyDoc] = {
     "allowed-hosts": KeyDoc("array of strings (host names)", ("check",)),
     "severity": KeyDoc('table: rule id = `"error"`, `"warning"`, `"info"` or `"off"`', ("check",)),
     "conflict-policy": KeyDoc('string: `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),
+    "default-side": KeyDoc('string: `"dev"` or `"main"`', ("reconcile",)),
     "owned-by-dev": KeyDoc("array of strings (package names)", ("reconcile", "guard", "merge driver")),
     "prefer": KeyDoc('table: package = `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),
     "image": KeyDoc("string (image reference)", ("lock", "reconcile")),
@@ -223,7 +225,15 @@ def check_rules() -> str:
 
 
 def decision_table() -> str:
+    """Reconcile's first-match table for `[tool.uv.sources]`."""
     from depsync.core.sync.sources import rules_markdown
+
+    return rules_markdown()
+
+
+def surface_decision_table() -> str:
+    """Reconcile's first-match table for every other entry of the dependency surface."""
+    from depsync.core.sync.surface import rules_markdown
 
     return rules_markdown()
 
@@ -259,6 +269,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "config-keys": ("docs/configuration.md", config_keys),
     "rules": ("docs/check.md", check_rules),
     "decision-table": ("docs/reconcile.md", decision_table),
+    "surface-decision-table": ("docs/reconcile.md", surface_decision_table),
     "layout": ("CONTRIBUTING.md", layout),
 }
 

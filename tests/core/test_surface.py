@@ -82,10 +82,10 @@ def test_dev_removed_it_itself_stays_removed_and_a_new_table_is_said() -> None:
     assert (readded.result, readded.needs_review, readded.rule) == (None, True, "main-added/dev removed it itself")  # not carried: flagged
 
 
-def test_every_case_ends_in_a_row_that_always_applies_and_the_readme_has_the_table() -> None:
+def test_every_case_ends_in_a_row_that_always_applies_and_the_docs_have_the_table() -> None:
     for case in {r.case for r in RULES}:
         assert [r for r in RULES if r.case == case][-1].condition in ("always", "otherwise", "dev never chose it")
-    assert rules_markdown() in (REPO / "README.md").read_text()
+    assert rules_markdown() in (REPO / "docs" / "reconcile.md").read_text()
 
 
 def test_import_scan_tells_guarded_from_unguarded() -> None:
