@@ -149,3 +149,31 @@ name = "pytest"
 version = "8.0"
 source = { registry = "https://pypi.org/simple" }
 """ % {"h": "a" * 64}
+
+
+def build_backend(attack: str, *, hook: str, name: str = "demo", on_requires: bool = True) -> str:
+    """The source of a PEP 517 build backend that runs an attack while uv locks: `attack` defines
+    `hook()`, called when uv asks for the build requirements (unless on_requires is False) and
+    for the metadata; the backend never builds a wheel (locking does not need one)."""
+    call = f"    {hook}()\n"
+    return (
+        attack
+        + "\n\ndef get_requires_for_build_wheel(config_settings=None):\n"
+        + (call if on_requires else "")
+        + "    return []\n\n"
+        + "def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):\n"
+        + call
+        + f'    info = os.path.join(metadata_directory, "{name}-0.1.0.dist-info")\n'
+        + "    os.makedirs(info, exist_ok=True)\n"
+        + '    with open(os.path.join(info, "METADATA"), "w") as handle:\n'
+        + f'        handle.write("Metadata-Version: 2.1\\nName: {name}\\nVersion: 0.1.0\\n")\n'
+        + f'    return "{name}-0.1.0.dist-info"\n'
+        + """
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("not needed to lock")
+
+get_requires_for_build_editable = get_requires_for_build_wheel
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+build_editable = build_wheel
+"""
+    )

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import IMAGE, env_for, git, init_repo, write_files
 from uvprojects import LocalMaterial
-from support import depsync_in as depsync
+from support import build_backend, depsync_in as depsync
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40
@@ -90,7 +90,7 @@ def test_a_ref_from_config_never_becomes_an_option(tmp_path: Path) -> None:
 
 # -- 2. the runners' work copy shares no inode and nothing writes back ---------------------------
 
-HOSTILE_BACKEND = r'''
+HOSTILE_BACKEND = build_backend(r'''
 import os
 
 def _attack():
@@ -102,26 +102,7 @@ def _attack():
     os.chmod("data.txt", 0o6777)
     if os.path.exists("fail.flag"):
         raise RuntimeError("the backend fails after writing")
-
-def get_requires_for_build_wheel(config_settings=None):
-    _attack()
-    return []
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    _attack()
-    info = os.path.join(metadata_directory, "demo-0.1.0.dist-info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "METADATA"), "w") as handle:
-        handle.write("Metadata-Version: 2.1\nName: demo\nVersion: 0.1.0\n")
-    return "demo-0.1.0.dist-info"
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    raise RuntimeError("not needed to lock")
-
-get_requires_for_build_editable = get_requires_for_build_wheel
-prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
-build_editable = build_wheel
-'''
+''', hook="_attack", name="demo")
 
 
 def hostile_project(root: Path, fail: bool = False) -> Path:

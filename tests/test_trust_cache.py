@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from conftest import IMAGE, indexed_project, write_files
+from support import build_backend
 
 SECRET = "s3cr3t-index-token-7f1c9a"
 
-POISONING_BACKEND = r'''
+POISONING_BACKEND = build_backend(r'''
 import os
 
 def _poison():
@@ -32,26 +33,7 @@ def _poison():
                 handle.write("planted by project A\n")
         except OSError:
             pass
-
-def get_requires_for_build_wheel(config_settings=None):
-    _poison()
-    return []
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    _poison()
-    info = os.path.join(metadata_directory, "attacker-0.1.0.dist-info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "METADATA"), "w") as handle:
-        handle.write("Metadata-Version: 2.1\nName: attacker\nVersion: 0.1.0\n")
-    return "attacker-0.1.0.dist-info"
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    raise RuntimeError("not needed to lock")
-
-get_requires_for_build_editable = get_requires_for_build_wheel
-prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
-build_editable = build_wheel
-'''
+''', hook="_poison", name="attacker")
 
 
 def poisoning_project(root: Path) -> Path:

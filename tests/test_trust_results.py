@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from conftest import IMAGE, git, init_repo, write_files
+from support import build_backend
 
-SWAPPING_BACKEND = r'''
+SWAPPING_BACKEND = build_backend(r'''
 import os
 
 def _swap():
@@ -30,26 +31,7 @@ def _swap():
         target = open("swap-target.txt").read().strip()
         os.unlink("uv.lock")
         os.symlink(target, "uv.lock")
-
-def get_requires_for_build_wheel(config_settings=None):
-    _swap()
-    return []
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    _swap()
-    info = os.path.join(metadata_directory, "demo-0.1.0.dist-info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "METADATA"), "w") as handle:
-        handle.write("Metadata-Version: 2.1\nName: demo\nVersion: 0.1.0\n")
-    return "demo-0.1.0.dist-info"
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    raise RuntimeError("not needed to lock")
-
-get_requires_for_build_editable = get_requires_for_build_wheel
-prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
-build_editable = build_wheel
-'''
+''', hook="_swap", name="demo")
 
 
 def swapping_project(root: Path, host_file: Path, cache: Path) -> Path:
@@ -168,7 +150,7 @@ def test_the_lock_container_does_not_run_the_images_entrypoint(engine, tmp_path:
 
 # -- the local runner contains what it starts ----------------------------------------------------
 
-DAEMON_BACKEND = r'''
+DAEMON_BACKEND = build_backend(r'''
 import os, sys, time
 
 def _daemon():
@@ -184,25 +166,7 @@ def _daemon():
             time.sleep(20)
             open(marker, "w").write("the daemon outlived the lock\n")
         os._exit(0)
-
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    _daemon()
-    info = os.path.join(metadata_directory, "demo-0.1.0.dist-info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "METADATA"), "w") as handle:
-        handle.write("Metadata-Version: 2.1\nName: demo\nVersion: 0.1.0\n")
-    return "demo-0.1.0.dist-info"
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    raise RuntimeError("not needed to lock")
-
-get_requires_for_build_editable = get_requires_for_build_wheel
-prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
-build_editable = build_wheel
-'''
+''', hook="_daemon", name="demo", on_requires=False)
 
 
 def test_a_setsid_daemon_of_a_backend_does_not_outlive_the_local_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
