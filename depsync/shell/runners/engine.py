@@ -187,6 +187,13 @@ class _Connection:
         self.sock.close()
 
 
+def _fail_if_expired(connection: _Connection, message: str) -> None:
+    """The request's deadline passed while the answer was read: the connection is useless."""
+    if connection.expired:
+        connection.close()
+        raise EngineLost(message, timed_out=True)
+
+
 class EngineAPI:
     """The few Engine API calls a run needs; one kept-alive connection for request/answer
     calls, a connection of its own for each stream (attach, wait)."""
@@ -254,9 +261,7 @@ class EngineAPI:
                 finally:
                     if timer is not None:
                         timer.cancel()
-            if connection.expired:
-                connection.close()
-                raise EngineLost(f"no whole answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
+            _fail_if_expired(connection, f"no whole answer to {method} {path} within {self.timeout:.0f}s")
             if reusable and connection.headers.get("connection", "").lower() != "close":
                 self._connection = connection
             else:
@@ -297,9 +302,7 @@ class EngineAPI:
         finally:
             if timer is not None:
                 timer.cancel()
-        if connection.expired:
-            connection.close()
-            raise EngineLost(f"no answer to {method} {path} within {self.timeout:.0f}s", timed_out=True)
+        _fail_if_expired(connection, f"no answer to {method} {path} within {self.timeout:.0f}s")
         if connection.status >= 400:
             try:
                 data = connection.body(method)[0]
