@@ -42,7 +42,9 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 def megatron_merge(directory: Path) -> Path:
     """base -> dev and base -> main with the real Megatron files, a sync branch from dev."""
     sys.path.insert(0, str(REPO / "tests"))
-    from conftest import megatron_history  # the same history tests/test_reconcile.py builds
+    from conftest import (
+        megatron_history,  # the same history tests/test_reconcile.py builds
+    )
 
     return megatron_history(directory / "megatron")
 

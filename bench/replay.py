@@ -632,8 +632,8 @@ def reconcile_verdicts(scenario: Scenario, project: Path, cache: Path) -> dict[A
     """reconcile's plan for the final sync, in this process (real git; no lock, no writes)."""
     from packaging.utils import canonicalize_name
 
-    from depsync.shell import git
     from depsync.commands.reconcile import ReconcileOptions, plan
+    from depsync.shell import git
 
     nodes = {canonicalize_name(n): {sha: node for node, sha in up.sha.items()} for n, up in scenario.upstreams.items()}
     with environment(XDG_CACHE_HOME=str(cache)):

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from uvprojects import LocalMaterial, build_find_links, build_local_material, run_uv
 
 REPO = Path(__file__).resolve().parents[1]

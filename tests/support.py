@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from conftest import REPO, git
+
 from depsync.core.config import Config
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock

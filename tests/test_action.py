@@ -35,10 +35,8 @@ from typing import Any
 
 import pytest
 import yaml
-
-from conftest import REPO, env_for, git, uv_lock, write_files
+from conftest import REPO, env_for, git, uv_lock, warnings_only, write_files
 from support import copy_of_depsync
-from conftest import warnings_only
 from uvprojects import LocalMaterial
 
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"

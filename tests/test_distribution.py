@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from depsync import __version__
 
 # The README's first command (tests/test_readme.py checks it is there, word for word).

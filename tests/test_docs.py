@@ -13,8 +13,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import MEGATRON, REPO, megatron_history
+
 from depsync.cli import docs
 from depsync.core.config import load_config, valid_keys
 from depsync.core.rules.registry import RULES, rule_table

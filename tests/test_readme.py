@@ -6,9 +6,10 @@ tests/test_docs.py keeps equal to the code."""
 from __future__ import annotations
 
 from conftest import REPO
+from test_distribution import QUICK_START
+
 from depsync.core.config import valid_keys
 from depsync.core.rules.registry import RULES, rule_table
-from test_distribution import QUICK_START
 
 README = (REPO / "README.md").read_text()
 DOCS = {path.name: path.read_text() for path in (REPO / "docs").glob("*.md")}

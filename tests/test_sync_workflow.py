@@ -31,10 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import env_for, git
 from support import git_repo_of_depsync
-from test_action import WORKFLOW, Runner, checkout_stub, run_job, runner_env, setup_python_stub
+from test_action import (
+    WORKFLOW,
+    Runner,
+    checkout_stub,
+    run_job,
+    runner_env,
+    setup_python_stub,
+)
 from uvprojects import LocalMaterial
 
 RUN_ID = "4242"

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, env_for, git, init_repo, write_files
+from support import build_backend
+from support import depsync_in as depsync
 from uvprojects import LocalMaterial
-from support import build_backend, depsync_in as depsync
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, indexed_project, write_files
 from support import build_backend
 

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import env_for, git
 from uvprojects import LocalMaterial
 

@@ -18,8 +18,8 @@ import pytest
 
 from depsync.errors import DepsyncError
 from depsync.shell.runners.docker import DockerRunner
-from depsync.shell.runners.engine import EngineAPI, EngineLost
 from depsync.shell.runners.endpoint import Endpoint
+from depsync.shell.runners.engine import EngineAPI, EngineLost
 
 PING = b"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK"
 

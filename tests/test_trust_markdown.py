@@ -17,9 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
-
 from conftest import REPO, git, init_repo
+from markdown_it import MarkdownIt
 
 KEY = 'evil](https://x.example)<img src=x onerror=alert(1)>@org/team\\r<!--'
 REV = "b" * 39 + ') [click](https://evil.example) \\r::warning::pwned @org/secret <!--'

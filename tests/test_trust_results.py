@@ -18,7 +18,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, git, init_repo, write_files
 from support import build_backend
 
@@ -127,6 +126,7 @@ def test_reconcile_relocks_in_devs_image_and_flags_mains_hint(tmp_path: Path) ->
 @pytest.mark.docker
 def test_the_lock_container_does_not_run_the_images_entrypoint(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from conftest import indexed_project
+
     from depsync.shell.runners.docker import DockerRunner
 
     tag = "depsync-test:entrypoint"

@@ -13,8 +13,8 @@ import tracemalloc
 
 import pytest
 
-from depsync.shell import process
 from depsync.core.streaming import MAX_LINE, Tail
+from depsync.shell import process
 
 FLOOD = 400 * 1024 * 1024
 LIMIT = 32 * 1024 * 1024  # generous; the old code held every line (~935 MiB RSS)
@@ -48,9 +48,10 @@ def test_a_flooding_child_is_read_in_bounded_memory(program: str) -> None:
 @pytest.mark.docker
 def test_a_flooding_container_is_read_in_bounded_memory(engine) -> None:  # type: ignore[no-untyped-def]
     from conftest import IMAGE
+
     from depsync.shell.runners.containers import ContainerRun
-    from depsync.shell.runners.engine import client
     from depsync.shell.runners.endpoint import discover_endpoint
+    from depsync.shell.runners.engine import client
 
     run = ContainerRun(client(discover_endpoint()), [], None)
     script = f"head -c {FLOOD} /dev/zero | tr '\\0' 'z' >&2; echo >&2; echo the last words >&2"

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
 
 HOSTILE = "x\x1b]8;;https://evil.example\x07click\x1b]8;;\x07\x1b[31mred\r::warning::forged\x9b2J"

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

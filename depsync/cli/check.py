@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from depsync.cli.common import build_arg, command, find_root, global_options, project_path
+from depsync.cli.common import (
+    build_arg,
+    command,
+    find_root,
+    global_options,
+    project_path,
+)
 
 EPILOG = """\
 examples:

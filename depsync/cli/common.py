@@ -89,8 +89,8 @@ def command(commands: Any, name: str, summary: str, description: str, epilog: st
 
 def find_root(args: argparse.Namespace) -> None:
     """args.path: the project directory given, else found upwards from the current one."""
-    from depsync.report import ui
     from depsync.cli.root import discover
+    from depsync.report import ui
 
     given = args.path if args.path is not None else Path(".")
     args.path, note = discover(given) if given.is_dir() or args.path is None else (given, None)

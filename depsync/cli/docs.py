@@ -217,8 +217,8 @@ def _shift_headings(markdown: str, levels: int) -> str:
 
 def check_rules() -> str:
     """The rule table (`depsync rule --all`) and every rule's page (`depsync rule ID`)."""
-    from depsync.core.rules.registry import RULES, rule_table
     from depsync.core.rules.docs import render
+    from depsync.core.rules.registry import RULES, rule_table
 
     pages = [_shift_headings(render(rule), 2).rstrip() for rule in RULES.values()]
     return rule_table() + "\n" + "\n\n".join(pages) + "\n"

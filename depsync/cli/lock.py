@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from depsync.cli.common import build_arg, command, find_root, global_options, project_path
+from depsync.cli.common import (
+    build_arg,
+    command,
+    find_root,
+    global_options,
+    project_path,
+)
 
 EPILOG = """\
 examples:

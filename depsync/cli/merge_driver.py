@@ -8,6 +8,7 @@ from typing import Any
 
 from depsync.cli.common import Formatter, global_options
 
+
 def register(commands: Any) -> None:
     # internal: git runs it with %O %A %B %P (see `depsync install`); no help= keeps it out of the list
     driver = commands.add_parser("merge-driver", description="git merge driver for uv.lock / pyproject.toml (registered by `depsync install`)", formatter_class=Formatter)

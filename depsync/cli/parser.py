@@ -20,11 +20,10 @@ import sys
 from typing import Any, TextIO
 
 from depsync import __version__
-from depsync.shell import signals
-from depsync.errors import DepsyncError
-from depsync.core.redact import redact
-
 from depsync.cli.common import Formatter, Parser, global_options
+from depsync.core.redact import redact
+from depsync.errors import DepsyncError
+from depsync.shell import signals
 
 _ROOT_EPILOG = """\
 Run `depsync COMMAND --help` for a command's options, examples and exit codes,
@@ -120,8 +119,8 @@ class _ClosedPipeGuard:
 def main(argv: list[str] | None = None) -> int:
     """Parse, run, map errors to exit codes; stdout and stderr redact every line meanwhile
     (one sink for tables, summaries, logs and errors), and signals follow depsync.shell.signals."""
-    from depsync.report import ui
     from depsync.core.redact import RedactingStream
+    from depsync.report import ui
 
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = (RedactingStream(_ClosedPipeGuard(s)) for s in streams)  # type: ignore[arg-type]

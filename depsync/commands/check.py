@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from depsync.report import ui
 from depsync.errors import DepsyncError
+from depsync.report import ui
 from depsync.shell.workspace import CliOverrides
 
 if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
-    from depsync.shell.cache import Request
     from depsync.core.findings import Finding
     from depsync.core.rules.inputs import CheckInputs
+    from depsync.shell.cache import Request
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,11 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
         return []
     summary = error_summary(redact(result.stderr or result.stdout)) or f"exit code {result.returncode}"
     if result.returncode == 1:
-        from depsync.core.rules.missing_members import FIX, missing_hint, missing_member_dirs
+        from depsync.core.rules.missing_members import (
+            FIX,
+            missing_hint,
+            missing_member_dirs,
+        )
 
         # uv fails on a workspace whose member is not checked out: relocking would drop the member
         missing = missing_hint(missing_member_dirs(inputs))
@@ -158,8 +162,8 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
 def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...]]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
     cache key of the result, the loaded inputs when they were loaded, and the Dockerfiles checked."""
-    from depsync.shell import cache
     from depsync.core.findings import Finding, Severity
+    from depsync.shell import cache
 
     use_cache = not options.no_cache and cache.enabled()
     key = request(options)
@@ -189,7 +193,6 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
 
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
-
     from depsync.shell.git import repository_prefix
 
     if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the repository root
@@ -261,8 +264,8 @@ def run(options: CheckOptions) -> int:
         text = render(findings, options.output_format, project, options.root, len(checked))
         sys.stdout.write(text)
         if key is not None:
-            from depsync.shell import cache
             from depsync.core.redact import redact
+            from depsync.shell import cache
 
             # a SARIF log names paths from the working directory: kept per directory
             shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"

@@ -6,12 +6,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell import git
-from depsync.errors import DepsyncError
 from depsync.core.lockdiff import diff_locks
 from depsync.core.model.lock import Lock
 from depsync.core.model.tomltext import conflict_marker_lines
+from depsync.errors import DepsyncError
 from depsync.report.lockdiff import print_table, to_json, to_markdown
+from depsync.shell import git
 
 DEFAULT_OLD, DEFAULT_NEW = "HEAD:uv.lock", "uv.lock"
 

@@ -18,22 +18,21 @@ import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TextIO
 from pathlib import Path
+from typing import TextIO
 
-from depsync.shell import git
 from depsync.core.config import Config
-from depsync.errors import DepsyncError
-from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
-from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules import freshness
-from depsync.core.trust import is_full_commit
-from depsync.shell.workspace import FileReader
+from depsync.core.rules.inputs import CheckInputs
+from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.sync.surface import unsanctioned
-from depsync.shell import trusted_config
+from depsync.core.trust import is_full_commit
+from depsync.errors import DepsyncError
+from depsync.shell import git, trusted_config
+from depsync.shell.workspace import FileReader
 
 
 @dataclass(frozen=True)

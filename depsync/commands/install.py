@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell import git
-from depsync.report import ui
 from depsync.core.config import Config
 from depsync.errors import DepsyncError
+from depsync.report import ui
+from depsync.shell import git
 from depsync.shell.fileio import confined, write_atomic
 from depsync.shell.workspace import FileReader, config_of
 

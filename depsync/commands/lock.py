@@ -11,14 +11,20 @@ import sys
 import time
 from pathlib import Path
 
-from depsync.shell import faults
-from depsync.report import ui
-from depsync.errors import DepsyncError
-from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
 from depsync.core.model.pyproject import Pyproject
+from depsync.errors import DepsyncError
+from depsync.report import ui
+from depsync.shell import faults
+from depsync.shell.fileio import (
+    Snapshot,
+    confined,
+    output_file,
+    write_atomic,
+    write_report,
+)
+from depsync.shell.runners.choose import choose_runner
 from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
-from depsync.shell.runners.choose import choose_runner
 from depsync.shell.uv import error_summary
 from depsync.shell.workspace import FileReader, ci_dockerfile, config_of
 

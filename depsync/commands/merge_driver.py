@@ -21,10 +21,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from depsync.shell import git
 from depsync.core.config import Config
-from depsync.errors import DepsyncError
 from depsync.core.sync.merge import AlignedVersions, aligned_versions
+from depsync.errors import DepsyncError
+from depsync.shell import git
 from depsync.shell.workspace import FileReader, config_of
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -185,8 +185,8 @@ def _staleness(config: Config, pyproject_text: str, lock: bytes) -> str | None:
     """Why lock is stale for pyproject_text (static check, as `depsync check`), None when fresh."""
     from depsync.core.model.lock import Lock
     from depsync.core.model.pyproject import Pyproject
-    from depsync.core.rules.inputs import CheckInputs
     from depsync.core.rules import freshness
+    from depsync.core.rules.inputs import CheckInputs
 
     try:
         inputs = CheckInputs(config, Pyproject.from_text(pyproject_text, config.pyproject), Lock.from_text(lock.decode(), config.lock))

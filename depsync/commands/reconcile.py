@@ -18,37 +18,46 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from depsync.core.names import canonicalize_name
-
-from depsync.report import ui
-from depsync.shell import faults
-from depsync.shell import git
-from depsync.shell import signals
-from depsync.core.config import Config
-from depsync.errors import DepsyncError
-from depsync.shell.fileio import Snapshot, confined, output_file, write_atomic, write_report
-from depsync.core.lockdiff import diff_locks
-from depsync.core.sync.merge import policy_of
+from depsync.core.config import Config, changed_by_main
+from depsync.core.findings import Finding
+from depsync.core.lockdiff import diff_locks, lock_rewrites
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
-from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+from depsync.core.names import canonicalize_name
+from depsync.core.redact import redact
 from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
-from depsync.shell.runners.protocol import Runner
-from depsync.core.sync.sources import MISSING, EntryChange, Evidence, Ownership, SourceDecision, latest_changes, merge_sources, normalize, ownership_from, sources_table
-from depsync.shell.uv import error_summary
-from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
-from depsync.core.findings import Finding
-from depsync.core.sync.merge import reconciled_surface
+from depsync.core.sync.merge import policy_of, reconciled_surface
+from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+from depsync.core.sync.sources import (
+    MISSING,
+    EntryChange,
+    Evidence,
+    Ownership,
+    SourceDecision,
+    latest_changes,
+    merge_sources,
+    normalize,
+    ownership_from,
+    sources_table,
+)
 from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
-from depsync.shell.surface_evidence import merged_code_uses
-from depsync.core.lockdiff import lock_rewrites
-from depsync.core.redact import redact
-from depsync.shell.uv import output_tail
-from depsync.shell import trusted_config
-from depsync.core.config import changed_by_main
+from depsync.errors import DepsyncError
+from depsync.report import ui
+from depsync.shell import faults, git, signals, trusted_config
+from depsync.shell.fileio import (
+    Snapshot,
+    confined,
+    output_file,
+    write_atomic,
+    write_report,
+)
 from depsync.shell.runners.choose import IMAGE_HINTS
+from depsync.shell.runners.protocol import Runner
+from depsync.shell.surface_evidence import merged_code_uses
+from depsync.shell.uv import error_summary, output_tail
+from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from depsync.errors import DepsyncError
 from depsync.core.findings import did_you_mean
+from depsync.errors import DepsyncError
 
 
 @dataclass(frozen=True)
@@ -17,8 +17,8 @@ class RuleOptions:
 
 
 def _as_json(rule_ids: list[str]) -> str:
-    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import DOCS
+    from depsync.core.rules.registry import RULES
 
     return json.dumps(
         [
@@ -50,8 +50,8 @@ def table() -> str:
 
 
 def run(options: RuleOptions) -> int:
-    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import render
+    from depsync.core.rules.registry import RULES
 
     if options.all == (options.rule is not None):
         raise DepsyncError("name one rule (depsync rule docker-stale-no-install) or give --all")

@@ -24,13 +24,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from depsync.core.names import canonicalize_name
-
-from depsync.errors import DepsyncError
 from depsync.core.findings import FIXABLE, Finding
 from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.names import canonicalize_name
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.trust import is_full_commit
+from depsync.errors import DepsyncError
 
 _STALE, _RENAMED, _PIN, _METADATA = "docker-stale-no-install", "docker-no-install-renamed", "source-pin-not-commit", "metadata-rev-mismatch"
 

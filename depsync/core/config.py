@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from depsync.errors import DepsyncError
 from depsync.core.findings import Severity
-from depsync.core.trust import git_ref_allowed, project_relative
-from depsync.core.trust import image_reference_allowed
+from depsync.core.trust import (
+    git_ref_allowed,
+    image_reference_allowed,
+    project_relative,
+)
+from depsync.errors import DepsyncError
 
 
 @dataclass(frozen=True)

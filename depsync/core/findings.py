@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-
 # Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
 # the human report can say so without importing the rules (a cached check never does).
 FIXABLE = frozenset({"docker-stale-no-install", "docker-no-install-renamed", "metadata-rev-mismatch", "source-pin-not-commit"})

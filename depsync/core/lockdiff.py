@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from depsync.core.names import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.model.lock import Lock, LockPackage
+from depsync.core.names import canonicalize_name
 
 
 @dataclass(frozen=True)

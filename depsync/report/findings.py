@@ -11,8 +11,7 @@ from typing import TextIO
 
 from depsync import __version__
 from depsync.core.findings import Finding, Severity
-from depsync.core.redact import redact
-from depsync.core.redact import redacted_json
+from depsync.core.redact import redact, redacted_json
 from depsync.report.markdown import clean
 
 SCHEMA = "depsync.check/1"

@@ -114,7 +114,6 @@ def print_changes(changes: Sequence[PackageChange], stream: TextIO, *, written: 
 
 def to_markdown(changes: Sequence[PackageChange], uv_version: str, how: str) -> str:
     from depsync.report.lockdiff import to_markdown as lockdiff_markdown
-
     from depsync.report.markdown import text
 
     return lockdiff_markdown(changes, f"## depsync lock\n\nuv {text(uv_version)} via {text(how)}.")

@@ -12,14 +12,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from depsync.core.redact import redact, redacted_json
 from depsync.core.sync.reconciliation import Reconciliation
-from depsync.core.redact import redact
+from depsync.core.sync.sources import SourceDecision, describe, pin_of
 from depsync.report import dependencies as surface_report
 from depsync.report import markdown
-from depsync.core.redact import redacted_json
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
-from depsync.core.sync.sources import SourceDecision, describe, pin_of
 
 SCHEMA = "depsync.reconcile/1"
 BODY_LIMIT = 65536  # GitHub's limit for a PR body, in characters

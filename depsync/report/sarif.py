@@ -16,18 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from depsync import __version__
+from depsync import HOMEPAGE, RULES_URL, __version__
 from depsync.core.findings import Finding, Severity
 from depsync.core.redact import redact
-from depsync import HOMEPAGE, RULES_URL
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
 def _rules() -> list[dict[str, object]]:
-    from depsync.core.rules.registry import RULES
     from depsync.core.rules.docs import DOCS, render
+    from depsync.core.rules.registry import RULES
 
     out: list[dict[str, object]] = []
     for rule in RULES.values():

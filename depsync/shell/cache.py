@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 try:
-    from _blake2 import blake2b  # the interpreter's own: hashlib would load OpenSSL first
+    from _blake2 import (
+        blake2b,  # the interpreter's own: hashlib would load OpenSSL first
+    )
 except ImportError:  # pragma: no cover - every CPython build has it
     from hashlib import blake2b
 

@@ -10,10 +10,9 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from depsync.shell import faults
-from depsync.shell import signals
-from depsync.errors import DepsyncError
 from depsync.core.trust import project_relative
+from depsync.errors import DepsyncError
+from depsync.shell import faults, signals
 
 
 def confined(root: Path, relative: str, what: str = "path") -> Path:

@@ -8,16 +8,15 @@ is read through one long-lived `git cat-file --batch`, not a process per read.
 from __future__ import annotations
 
 import atexit
+import os
 import subprocess
 from dataclasses import dataclass
-import os
 from pathlib import Path, PurePosixPath
 
-from depsync.shell import process
-from depsync.shell import signals
-from depsync.errors import DepsyncError
 from depsync.core.redact import redact
 from depsync.core.trust import project_relative, require_ref
+from depsync.errors import DepsyncError
+from depsync.shell import process, signals
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:

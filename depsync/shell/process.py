@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from depsync.shell import signals
 from depsync.core.streaming import LineSplitter
+from depsync.shell import signals
 
 
 def run(

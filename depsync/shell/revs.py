@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from depsync.shell import cache, process
 from depsync.core.redact import redact
 from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
+from depsync.shell import cache, process
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 

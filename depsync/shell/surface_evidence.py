@@ -25,8 +25,8 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from depsync.shell import git
 from depsync.core.sync.surface import Use
+from depsync.shell import git
 
 MAX_FILES = 50_000  # Megatron-LM has ~2,000 Python files
 MAX_FILE_BYTES = 2 * 1024 * 1024  # generated code past this is not what imports a dependency

@@ -20,10 +20,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from depsync.shell import git
 from depsync.core.config import Config
-from depsync.errors import DepsyncError
 from depsync.core.trust import require_ref
+from depsync.errors import DepsyncError
+from depsync.shell import git
 from depsync.shell.workspace import FileReader, config_of
 
 OWNER_REF_ENV = "DEPSYNC_OWNER_REF"

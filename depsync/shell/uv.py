@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell import process
-from depsync.core.streaming import Tail
-from depsync.errors import DepsyncError
 from depsync.core.redact import redact
+from depsync.core.streaming import Tail
 from depsync.core.trust import uv_version_allowed
+from depsync.errors import DepsyncError
+from depsync.shell import process
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell import process
-from depsync.errors import DepsyncError
 from depsync.core.redact import redact
+from depsync.errors import DepsyncError
+from depsync.shell import process
 
 # what uv reads to validate a lock offline without a build
 _COPIED = frozenset({"pyproject.toml", "uv.lock", "uv.toml", ".python-version"})

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.errors import DepsyncError
 from depsync.core.trust import uv_version_allowed
+from depsync.errors import DepsyncError
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 MAX_WHEEL_BYTES = 512 * 1024 * 1024  # uv wheels are ~20 MB; a response past this is not one

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config, DockerfileSpec, load_config
-from depsync.shell import dockerfile_scan
 from depsync.core.dockerfile_discovery import Discovery, decide, owning_project
-from depsync.errors import DepsyncError
 from depsync.core.limits import check_size
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.trust import project_relative
+from depsync.errors import DepsyncError
+from depsync.shell import dockerfile_scan
 from depsync.shell.members import member_directories
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
@@ -116,9 +116,9 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
 
 
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
-    from depsync.shell import git
     from depsync.core.model.lock import Lock
     from depsync.core.rules.inputs import CheckInputs
+    from depsync.shell import git
     if ref is not None:
         if not git.is_repository(root):
             raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
@@ -256,8 +256,8 @@ def _protected(
     branch of that name (`dev`, `upstream/dev`); otherwise `-v` says it. The owner's upstream branch itself
     (`main` for `origin/main`, or a commit of its history) is not compared: its protected
     files are its own, and a pre-commit hook on main must not fail there."""
-    from depsync.shell import git
     from depsync.core.rules.inputs import ProtectedFile
+    from depsync.shell import git
     if not config.protected_paths:
         return (), "", ""
     if not git.is_repository(root):

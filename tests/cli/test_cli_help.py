@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, write_files
+from support import LOCK, PYPROJECT
+
 from depsync.cli.parser import parser
 from depsync.commands.completion import commands, script
-from support import LOCK, PYPROJECT
 
 VISIBLE = ["check", "reconcile", "lock", "diff", "install", "guard", "rule", "completion"]
 PROJECT_COMMANDS = ["check", "reconcile", "lock", "install", "guard"]

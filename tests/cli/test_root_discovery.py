@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import write_files
+from support import LOCK, PYPROJECT, depsync
+
 from depsync.cli.root import discover, find_root
-from support import LOCK, PYPROJECT
-from support import depsync
 
 
 def test_nearest_pyproject_with_a_lock_or_tool_uv(tmp_path: Path) -> None:

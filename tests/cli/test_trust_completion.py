@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import git, init_repo
 from test_cli_help import ZSH_CAPTURE, _bash_complete, depsync
 

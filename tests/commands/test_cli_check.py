@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, init_repo, warnings_only, write_files
-from support import LOCK, PYPROJECT
-from support import depsync
+from support import LOCK, PYPROJECT, depsync
 
 
 def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:

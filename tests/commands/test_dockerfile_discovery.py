@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import BUNDLED, MEGATRON, git, warnings_only
 
-from conftest import BUNDLED, MEGATRON, git
 from depsync.core.dockerfile_discovery import decide, owning_project
-from depsync.shell.dockerfile_scan import scan
 from depsync.core.model.dockerfile import Dockerfile
-from conftest import warnings_only
+from depsync.shell.dockerfile_scan import scan
 
 CORPUS = Path(__file__).parents[1] / "corpus_dockerfiles"
 

@@ -8,13 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import git, init_repo, write_files
+from support import LOCK, PYPROJECT, depsync, inputs
+from uvprojects import LocalMaterial, run_uv
+
 from depsync.core import autofix
 from depsync.core.rules.run import run_rules
-from support import LOCK, PYPROJECT, inputs
-from uvprojects import LocalMaterial, run_uv
-from support import depsync
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

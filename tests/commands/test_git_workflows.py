@@ -14,11 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import env_for, git, uv_lock
+from support import depsync_in, show, without_depsync
 from uvprojects import LocalMaterial
-from support import depsync_in
-from support import show, without_depsync
 
 DEPSYNC = f"{sys.executable} -m depsync"
 DRIVER_ARGS = "--base-label=%S --ours-label=%X --theirs-label=%Y -- %O %A %B %P"

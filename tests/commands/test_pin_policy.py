@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import uv_lock
 from support import depsync
 from uvprojects import LocalMaterial, uv_check

@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import env_for, git
+from support import depsync_in as depsync
 from support import show, without_depsync
 from uvprojects import LocalMaterial
-from support import depsync_in as depsync
 
 
 def push(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

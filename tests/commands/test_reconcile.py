@@ -8,10 +8,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from conftest import MEGATRON, MEGATRON_SOURCE_CASES, env_for, git, megatron_history, write_files
-from uvprojects import LocalMaterial, uv_check
+from conftest import (
+    MEGATRON,
+    MEGATRON_SOURCE_CASES,
+    env_for,
+    git,
+    megatron_history,
+    write_files,
+)
 from support import depsync_in as depsync
+from uvprojects import LocalMaterial, uv_check
 
 
 def snapshot(repo: Path, *paths: str) -> dict[str, bytes]:

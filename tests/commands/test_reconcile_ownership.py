@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from depsync.core.sync.merge import expected_pyproject, reconciled_pyproject, uv_tables
 from depsync.core.config import Config
+from depsync.core.sync.merge import expected_pyproject, reconciled_pyproject, uv_tables
 
 LOCK = "version = 1\nrevision = 3\n"
 
@@ -140,7 +140,8 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
     texts = {ref: subprocess.run(["git", "-C", str(repo.repo), "show", f"{ref}:pyproject.toml"], capture_output=True, text=True, check=True).stdout for ref in ("dev", "main")}
     base = subprocess.run(["git", "-C", str(repo.repo), "merge-base", "dev", "main"], capture_output=True, text=True, check=True).stdout.strip()
     texts["base"] = subprocess.run(["git", "-C", str(repo.repo), "show", f"{base}:pyproject.toml"], capture_output=True, text=True, check=True).stdout
-    from depsync.commands.reconcile import ReconcileOptions, plan as make_plan
+    from depsync.commands.reconcile import ReconcileOptions
+    from depsync.commands.reconcile import plan as make_plan
 
     old = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path / "cache")

@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import env_for, git, init_repo, write_files
-from uvprojects import LocalMaterial
 from support import depsync_in as depsync
+from uvprojects import LocalMaterial
 
 
 def files(repo: Path) -> dict[str, bytes | None]:

@@ -12,10 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import git, uv_lock
-from uvprojects import LocalMaterial, static_pyproject, uv_check
 from support import depsync
+from uvprojects import LocalMaterial, static_pyproject, uv_check
 
 HINT = "member directory missing: packages/member-lib (`git submodule update --init`?)"
 

@@ -16,10 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from uvprojects import (
+    FAKE_BACKEND_TOML,
+    LocalMaterial,
+    fake_backend_files,
+    lock_project,
+    write_project,
+)
 
-from depsync.core.rules.registry import RULES
 from depsync.core.rules.docs import DOCS
-from uvprojects import FAKE_BACKEND_TOML, LocalMaterial, fake_backend_files, lock_project, write_project
+from depsync.core.rules.registry import RULES
 
 # 3 variables x 6 values: past MAX_MARKER_WORK, so compared as text; uv rewrites python_version
 WIDE_MARKER = " and ".join(

@@ -14,16 +14,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
+from support import LOCK, PYPROJECT, inputs
+
 from depsync.core import limits
-from depsync.errors import DepsyncError
 from depsync.core.model import markers
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.model.markers import is_never, marker_budget, markers_equivalent, specifiers_equivalent, text_fallbacks
+from depsync.core.model.markers import (
+    is_never,
+    marker_budget,
+    markers_equivalent,
+    specifiers_equivalent,
+    text_fallbacks,
+)
 from depsync.core.model.shell import ExpansionBudget, expand, expand_bounded
 from depsync.core.rules.run import run_rules
-from support import LOCK, PYPROJECT, inputs
+from depsync.errors import DepsyncError
 
 HANG = 60  # seconds: far beyond any bounded run, far below the minutes the unbounded code took
 
@@ -221,6 +227,7 @@ def test_freshness_fallback_never_flags_normalized_equal_markers(monkeypatch: py
 def test_marker_caps_cover_real_data(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bundled Megatron-LM triple stays far from the caps (limits.py states its real costs)."""
     from conftest import BUNDLED
+
     from depsync.core.rules import freshness
 
     budgets: list[markers.MarkerBudget] = []

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from depsync.core.config import load_config
-from depsync.errors import DepsyncError
 from depsync.core.findings import Severity
 from depsync.core.model.pyproject import Pyproject
+from depsync.errors import DepsyncError
 
 PROJECT = '[project]\nname = "p"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = []\n\n'
 

@@ -12,11 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from depsync.core.rules.run import run_rules
-from depsync.core.rules.integrity import _local_only_difference
 from support import depsync, inputs
-from uvprojects import FakeDist, lock_project, serve_directory, uv_check, uv_env, wheel_bytes
+from uvprojects import (
+    FakeDist,
+    lock_project,
+    serve_directory,
+    uv_check,
+    uv_env,
+    wheel_bytes,
+)
+
+from depsync.core.rules.integrity import _local_only_difference
+from depsync.core.rules.run import run_rules
 
 RENAMED = "flash_attn-1.2.0+cu12torch2.10cxx11abiTRUE-cp311-cp311-linux_x86_64.whl"
 

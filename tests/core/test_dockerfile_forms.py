@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import LOCK, PYPROJECT, inputs
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.uv_commands import UvCommand
 from depsync.core.rules import dockerfile as docker_rules
-from support import LOCK, PYPROJECT, inputs
 
 CORPUS = Path(__file__).parents[1] / "corpus_dockerfiles"
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from depsync.errors import DepsyncError
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.shell import expand, split_commands
+from depsync.errors import DepsyncError
 
 HEREDOC = '''\
 ARG UV_VERSION=0.7.2

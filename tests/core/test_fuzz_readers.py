@@ -11,19 +11,19 @@ import random
 import time
 
 import pytest
+from conftest import BUNDLED
+from fuzzing import mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import LOCK, PYPROJECT
 
-from conftest import BUNDLED
 from depsync.core.config import Config
-from depsync.errors import DepsyncError
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.run import run_rules
-from fuzzing import mutate
-from support import LOCK, PYPROJECT
+from depsync.errors import DepsyncError
 
 CASES = int(os.environ.get("DEPSYNC_FUZZ_CASES", "10000"))
 EXAMPLE = BUNDLED / "megatron-dev"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conftest import megatron
+
 from depsync.core.lockdiff import diff_locks, summarize
 from depsync.core.model.lock import Lock
 

@@ -2,7 +2,12 @@
 
 import pytest
 
-from depsync.core.model.markers import conjoin, markers_equivalent, parse_marker, specifiers_equivalent
+from depsync.core.model.markers import (
+    conjoin,
+    markers_equivalent,
+    parse_marker,
+    specifiers_equivalent,
+)
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ import random
 from pathlib import Path
 
 import pytest
+from uvprojects import LocalMaterial, lock_project, write_project
 
 from depsync.core.rules.run import run_rules
 from depsync.shell.workspace import load_inputs
-from uvprojects import LocalMaterial, lock_project, write_project
 
 PROJECTS = 120
 REGISTRY = {

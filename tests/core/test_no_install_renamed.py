@@ -7,16 +7,16 @@ bundled dev CI Dockerfile's CUDA 12 flags (tests/test_fix.py runs the fix on it 
 from __future__ import annotations
 
 import pytest
-
 from conftest import megatron
+
 from depsync.core import autofix
 from depsync.core.config import Config
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
+from depsync.core.rules.dockerfile import is_counterpart, renamed_counterparts
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.run import run_rules
-from depsync.core.rules.dockerfile import is_counterpart, renamed_counterparts
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import difflib
 import tomllib
 
 from conftest import megatron
+
 from depsync.core.sync.metadata import plan_metadata
 from depsync.core.sync.pyproject_edit import apply_plan
 from depsync.core.sync.sources import Evidence, Policy, merge_sources

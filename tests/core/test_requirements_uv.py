@@ -25,9 +25,13 @@ from pathlib import Path
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
-from depsync.errors import DepsyncError
 from depsync.core.model.lock import Lock
-from depsync.core.model.requirements import parse_requirement, req_from_text, specifier_key
+from depsync.core.model.requirements import (
+    parse_requirement,
+    req_from_text,
+    specifier_key,
+)
+from depsync.errors import DepsyncError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # works with any pytest import mode
 from uvprojects import LocalMaterial, run_uv, write_project  # noqa: E402

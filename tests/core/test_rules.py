@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import BUNDLED, megatron
+from support import LOCK, PYPROJECT, inputs
+
 from depsync.core.config import load_config
 from depsync.core.findings import Severity
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs, ProtectedFile
-from depsync.core.rules.run import run_rules
 from depsync.core.rules.metadata import follow_rev, local_sha
-from support import LOCK, PYPROJECT, inputs
+from depsync.core.rules.registry import RULES
+from depsync.core.rules.run import run_rules
 
 DEV_DOCKERFILE = (BUNDLED / "megatron-dev" / "docker" / "Dockerfile.ci.dev").read_text()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-
 from conftest import MEGATRON_SOURCE_CASES, megatron
+
 from depsync.core.sync.sources import (
     RULES,
     EntryChange,

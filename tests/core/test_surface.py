@@ -11,12 +11,19 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import MEGATRON, REPO, git, megatron_history, write_files
+
 from depsync.core.config import Config
 from depsync.core.sync.merge import dev_requires, reconciled_surface
 from depsync.core.sync.sources import Evidence, Ownership, Policy
-from depsync.core.sync.surface import RULES, SurfaceEvidence, Use, merge_surface, rules_markdown, surface_entries
+from depsync.core.sync.surface import (
+    RULES,
+    SurfaceEvidence,
+    Use,
+    merge_surface,
+    rules_markdown,
+    surface_entries,
+)
 from depsync.core.sync.surface_edit import apply_surface
 from depsync.shell.surface_evidence import scan_uses
 

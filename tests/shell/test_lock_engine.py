@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE, indexed_project
 
 ENGINE_SOCKET = "/var/run/docker.sock"

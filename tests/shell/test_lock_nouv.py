@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import IMAGE
 from uvprojects import build_find_links
 

@@ -39,7 +39,11 @@ def test_the_copy_keeps_bytes_modes_times_and_links_and_skips_what_uv_does_not_r
 
 
 def test_a_killed_runs_work_copy_is_removed_by_the_next_run(tmp_path: Path) -> None:
-    from depsync.shell.runners.containers import process_start_time, sweep_work_copies, work_prefix
+    from depsync.shell.runners.containers import (
+        process_start_time,
+        sweep_work_copies,
+        work_prefix,
+    )
 
     gone = subprocess.Popen(["true"])
     started = process_start_time(gone.pid)

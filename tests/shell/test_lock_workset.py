@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import depsync
 from uvprojects import FAKE_BACKEND_SOURCE, FAKE_BACKEND_TOML
 

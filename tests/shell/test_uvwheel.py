@@ -22,7 +22,13 @@ from pathlib import Path
 import pytest
 
 from depsync.errors import DepsyncError
-from depsync.shell.uvwheel import Platform, WheelLink, choose_wheel, index_url, uv_binary
+from depsync.shell.uvwheel import (
+    Platform,
+    WheelLink,
+    choose_wheel,
+    index_url,
+    uv_binary,
+)
 
 WHEEL = "uv-0.7.2-py3-none-musllinux_1_1_x86_64.whl"
 MUSL = Platform("linux", "amd64", "", "musl")

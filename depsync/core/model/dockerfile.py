@@ -27,10 +27,16 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
 from depsync.core import limits
-from depsync.errors import DepsyncError
 from depsync.core.model.shell import ExpansionBudget, expand_bounded
-from depsync.core.model.uv_commands import Arg, UvCommand, UvPin, _Run, _SHELLS, secret_mounts
-
+from depsync.core.model.uv_commands import (
+    _SHELLS,
+    Arg,
+    UvCommand,
+    UvPin,
+    _Run,
+    secret_mounts,
+)
+from depsync.errors import DepsyncError
 
 _UV_IMAGE = re.compile(r"ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)")
 

@@ -7,12 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from depsync.core.names import canonicalize_name
-
-from depsync.errors import DepsyncError
-from depsync.core.model.requirements import Req, Source, req_from_lock_table, source_from_lock_table
+from depsync.core.model.requirements import (
+    Req,
+    Source,
+    req_from_lock_table,
+    source_from_lock_table,
+)
 from depsync.core.model.tomltext import last_parse, parse_toml
-
+from depsync.core.names import canonicalize_name
+from depsync.errors import DepsyncError
 
 
 @dataclass(frozen=True)

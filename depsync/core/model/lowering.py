@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from depsync.core.names import canonicalize_name
-
-from depsync.errors import DepsyncError
 from depsync.core.model.markers import conjoin, is_never, negate, parse_marker
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.requirements import (
@@ -26,6 +23,8 @@ from depsync.core.model.requirements import (
     source_from_direct_url,
     specifier_key,
 )
+from depsync.core.names import canonicalize_name
+from depsync.errors import DepsyncError
 
 
 @dataclass(frozen=True)

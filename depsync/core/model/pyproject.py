@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from depsync.core.names import canonicalize_name  # packaging.utils compiles regexes at import
-
-from depsync.errors import DepsyncError
 from depsync.core.model.tomltext import TomlLines, last_parse, parse_toml, strip_bom
+from depsync.core.names import (
+    canonicalize_name,  # packaging.utils compiles regexes at import
+)
+from depsync.errors import DepsyncError
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], what: str, where: str) -> Any:

@@ -14,11 +14,11 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from depsync.core.names import canonicalize_name, canonicalize_version
 from packaging.version import InvalidVersion, Version
 
-from depsync.errors import DepsyncError
 from depsync.core.model.markers import markers_equivalent
+from depsync.core.names import canonicalize_name, canonicalize_version
+from depsync.errors import DepsyncError
 
 # Source kinds uv writes in a requirement table of uv.lock.
 SOURCE_KEYS = ("git", "path", "editable", "directory", "url", "index", "registry", "virtual")

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import re
 from collections import ChainMap
 from dataclasses import dataclass, field, replace
-from depsync.core.model.shell import Command, ExpansionBudget, Word, assignment, expand_word, split_commands
+from typing import Protocol
 
+from depsync.core.model.shell import (
+    Command,
+    ExpansionBudget,
+    Word,
+    assignment,
+    expand_word,
+    split_commands,
+)
 
 _UV_PIP_PIN = re.compile(r"\buv==(\d+(?:\.\d+)*)")
 

@@ -16,11 +16,12 @@ from typing import Any
 
 from depsync.core import limits
 from depsync.core.findings import Finding, Severity
-from depsync.core.names import canonicalize_name as _canonical
 from depsync.core.model.uv_commands import VALUE_OPTIONS, Arg, UvCommand
-from depsync.core.rules.registry import RULES
+from depsync.core.names import canonicalize_name as _canonical
 from depsync.core.rules.inputs import CheckInputs
-from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX
+from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
+from depsync.core.rules.registry import RULES
 
 _LOCK_READERS = {"sync", "export", "run"}
 _PIP_INSTALLS = {"pip install", "pip sync"}

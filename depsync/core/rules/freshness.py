@@ -13,13 +13,16 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
-from depsync.core.names import canonicalize_name, canonicalize_version
 
-from depsync.errors import DepsyncError
 from depsync.core.findings import Finding
 from depsync.core.model import exclude_newer
 from depsync.core.model.lock import Lock
-from depsync.core.model.lowering import Context, ExpectedInputs, expected_inputs, index_urls
+from depsync.core.model.lowering import (
+    Context,
+    ExpectedInputs,
+    expected_inputs,
+    index_urls,
+)
 from depsync.core.model.markers import (
     InvalidMarker,
     marker_budget,
@@ -29,10 +32,18 @@ from depsync.core.model.markers import (
     text_fallbacks,
 )
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.model.requirements import Req, normalize_url, req_from_text, specifier_key
-from depsync.core.rules.registry import RULES
+from depsync.core.model.requirements import (
+    Req,
+    normalize_url,
+    req_from_text,
+    specifier_key,
+)
+from depsync.core.names import canonicalize_name, canonicalize_version
 from depsync.core.rules.inputs import CheckInputs
-from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX
+from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
+from depsync.core.rules.registry import RULES
+from depsync.errors import DepsyncError
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
 # markers too large to compare by meaning were compared as text (model/markers.py): a

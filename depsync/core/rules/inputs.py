@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
 from depsync.core.config import Config
 from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from depsync.core.names import canonicalize_name, sdist_identity
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
 from depsync.core.model.lock import Lock, LockPackage
-from depsync.core.rules.registry import RULES
+from depsync.core.names import canonicalize_name, sdist_identity
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.registry import RULES
 from depsync.core.trust import is_full_commit
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})\Z")

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from depsync.core.names import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
 from depsync.core.model.requirements import git_source
-from depsync.core.rules.registry import RULES
+from depsync.core.names import canonicalize_name
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.registry import RULES
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 

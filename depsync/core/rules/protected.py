@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from depsync.core.findings import Finding
-from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.registry import RULES
 
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:

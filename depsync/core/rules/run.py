@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 from depsync.core.config import Config
 from depsync.core.findings import Finding
 from depsync.core.rules.inputs import CheckInputs, RuleFamily
 
 
 def families() -> list[RuleFamily]:
-    from depsync.core.rules import dockerfile, freshness, integrity, metadata, protected, sources, uv_version
+    from depsync.core.rules import (
+        dockerfile,
+        freshness,
+        integrity,
+        metadata,
+        protected,
+        sources,
+        uv_version,
+    )
 
     return [integrity.conflict_markers, dockerfile.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
 

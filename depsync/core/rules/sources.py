@@ -6,15 +6,15 @@ import re
 from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
-from depsync.core.names import canonicalize_name, host_of
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
-from depsync.core.model.requirements import git_source
-from depsync.core.rules.registry import RULES
+from depsync.core.model.requirements import git_source, source_from_direct_url
+from depsync.core.names import canonicalize_name, host_of
 from depsync.core.rules.inputs import CheckInputs
-from depsync.core.model.requirements import source_from_direct_url
-from depsync.core.rules.missing_members import FIX as MISSING_FIX, missing_hint, missing_member_dirs
+from depsync.core.rules.missing_members import FIX as MISSING_FIX
+from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
+from depsync.core.rules.registry import RULES
 from depsync.core.trust import is_full_commit
 
 # a hex prefix of a commit: uv resolves it, but it is not the commit itself (git may call it

@@ -8,8 +8,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
-from depsync.core.rules.registry import RULES
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.rules.registry import RULES
 from depsync.core.trust import uv_version_allowed
 
 # uv has written lock format version 1 since 0.3.0; `revision` bumps inside it are

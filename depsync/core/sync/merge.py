@@ -17,15 +17,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from depsync.core.names import canonicalize_name
-
 from depsync.core.config import Config
-from depsync.errors import DepsyncError
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.metadata import MetadataUpdate, plan_metadata
 from depsync.core.sync.pyproject_edit import align_metadata, apply_plan
-from depsync.core.sync.sources import Evidence, Policy, SourceDecision, merge_sources, normalize, possible_sides
-from depsync.core.sync.surface import EntryDecision, SurfaceEvidence, merge_surface, result_requires, taken_from_main
+from depsync.core.sync.sources import (
+    Evidence,
+    Policy,
+    SourceDecision,
+    merge_sources,
+    normalize,
+    possible_sides,
+)
+from depsync.core.sync.surface import (
+    EntryDecision,
+    SurfaceEvidence,
+    merge_surface,
+    result_requires,
+    taken_from_main,
+)
 from depsync.core.sync.surface_edit import apply_surface
+from depsync.errors import DepsyncError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from depsync.core.names import canonicalize_name
-
 from depsync.core.rules.metadata import follow_rev, local_sha
 from depsync.core.sync.sources import SourceDecision
 

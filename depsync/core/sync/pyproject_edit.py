@@ -12,10 +12,10 @@ from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
-from depsync.core.names import canonicalize_name
 from tomlkit.container import Container
 from tomlkit.items import AoT, Table
 
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision, normalize
 

@@ -15,7 +15,12 @@ import tomlkit
 from packaging.utils import canonicalize_name
 from tomlkit.items import AoT, Array
 
-from depsync.core.sync.surface import EntryDecision, _conflict_key, _group_item_key, requirement_key
+from depsync.core.sync.surface import (
+    EntryDecision,
+    _conflict_key,
+    _group_item_key,
+    requirement_key,
+)
 
 
 def _child(container: Any, key: str, canonical: bool = False) -> Any:

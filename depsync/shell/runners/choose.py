@@ -26,22 +26,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from depsync.shell import process
-from depsync.report import ui
-from depsync.shell import signals
-from depsync.errors import DepsyncError
 from depsync.core.redact import redact
+from depsync.core.trust import uv_version_allowed
+from depsync.errors import DepsyncError
+from depsync.report import ui
+from depsync.shell import process, signals
 from depsync.shell.runners.protocol import LineSink, PhaseSink, Runner
 from depsync.shell.runners.request import LockRequest
-from depsync.core.trust import uv_version_allowed
 from depsync.shell.workspace import FileReader
 
 if TYPE_CHECKING:
-    from depsync.shell.workspace import FileReader
     from depsync.core.config import Config
     from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.model.pyproject import Pyproject
     from depsync.shell.runners.endpoint import Endpoint
+    from depsync.shell.workspace import FileReader
 
 _TARGET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 _ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
@@ -109,8 +108,8 @@ def choose_runner(
     if options.runner == "local":
         return _local(version), "local runner (--runner local)"
     from depsync.shell.runners.docker import DockerRunner
-    from depsync.shell.runners.engine import client
     from depsync.shell.runners.endpoint import discover_endpoint
+    from depsync.shell.runners.engine import client
 
     if on_phase:
         on_phase("looking for the Docker engine")
@@ -303,7 +302,12 @@ def _engine_major(endpoint: Endpoint) -> tuple[int, str]:
 
 def _frontend_reachable(endpoint: Endpoint, reference: str) -> str | None:
     """None when the engine can resolve the frontend image a `# syntax=` line names, else why not."""
-    from depsync.shell.runners.engine import EngineError, EngineLost, quote_segment, client
+    from depsync.shell.runners.engine import (
+        EngineError,
+        EngineLost,
+        client,
+        quote_segment,
+    )
 
     engine = client(endpoint)
     try:

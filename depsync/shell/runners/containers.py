@@ -12,15 +12,21 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
-from depsync.shell import signals
-from depsync.errors import DepsyncError
+
 from depsync.core.redact import redact
-from depsync.shell.runners.protocol import LineSink
 from depsync.core.streaming import LineSplitter, Tail
+from depsync.errors import DepsyncError
+from depsync.shell import signals
 from depsync.shell.runners import leftovers
 from depsync.shell.runners.endpoint import Endpoint
-from depsync.shell.runners.engine import EngineAPI, EngineError, EngineLost, ResponseCut, as_engine_lost
-
+from depsync.shell.runners.engine import (
+    EngineAPI,
+    EngineError,
+    EngineLost,
+    ResponseCut,
+    as_engine_lost,
+)
+from depsync.shell.runners.protocol import LineSink
 
 WORKDIR = "/workspace"
 

@@ -40,19 +40,55 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from depsync.shell import signals
-from depsync.errors import DepsyncError
 from depsync.core.redact import redact, secret_values
-from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
-from depsync.shell.runners.workcopy import path_rewriter, write_replacements
-from depsync.shell.runners.workcopy import read_result
 from depsync.core.trust import image_reference_allowed
-from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, settled, work_set
-from depsync.shell.runners.containers import CACHE_MOUNT, CA_MOUNT, ROLE_LABEL, UV_MOUNT, WORKDIR, ContainerRun, StartFailed, RunTimeout, cache_mode_archive, engine_lost_message, memory_tmp, sweep_work_copies, work_prefix, memory_bytes, sweep
+from depsync.errors import DepsyncError
+from depsync.shell import signals
+from depsync.shell.runners.containers import (
+    CA_MOUNT,
+    CACHE_MOUNT,
+    ROLE_LABEL,
+    UV_MOUNT,
+    WORKDIR,
+    ContainerRun,
+    RunTimeout,
+    StartFailed,
+    cache_mode_archive,
+    engine_lost_message,
+    memory_bytes,
+    memory_tmp,
+    sweep,
+    sweep_work_copies,
+    work_prefix,
+)
 from depsync.shell.runners.endpoint import Endpoint, discover_endpoint, docker_cli
-from depsync.shell.runners.engine import EngineAPI, EngineError, EngineLost, quote_segment, client
-from depsync.shell.runners.images import image_libc, memo_load, memo_store, split_reference, writable_by_all
-
+from depsync.shell.runners.engine import (
+    EngineAPI,
+    EngineError,
+    EngineLost,
+    client,
+    quote_segment,
+)
+from depsync.shell.runners.images import (
+    image_libc,
+    memo_load,
+    memo_store,
+    split_reference,
+    writable_by_all,
+)
+from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
+from depsync.shell.runners.workcopy import (
+    path_rewriter,
+    read_result,
+    write_replacements,
+)
+from depsync.shell.runners.workset import (
+    WorkSet,
+    copy_work_set,
+    first_work_set,
+    settled,
+    work_set,
+)
 
 FORWARDED = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX")
 

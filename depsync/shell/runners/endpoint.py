@@ -7,8 +7,9 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from depsync.errors import DepsyncError
+
 from depsync.core.redact import redact
+from depsync.errors import DepsyncError
 
 
 class Endpoint:

@@ -8,10 +8,10 @@ import socket
 import threading
 from collections.abc import Mapping
 from typing import Any
-from depsync.errors import DepsyncError
-from depsync.core.redact import redact
-from depsync.shell.runners.endpoint import Endpoint, discover_endpoint
 
+from depsync.core.redact import redact
+from depsync.errors import DepsyncError
+from depsync.shell.runners.endpoint import Endpoint, discover_endpoint
 
 REQUEST_TIMEOUT = 30  # s, for one engine request that is not a wait
 

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
 from depsync.errors import DepsyncError
 from depsync.shell.runners.engine import EngineAPI
 

@@ -14,12 +14,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
-from depsync.shell.runners.workcopy import path_rewriter, write_replacements
-from depsync.shell.runners.workset import WorkSet, copy_work_set, first_work_set, memory_parent, settled, work_set
-from depsync.shell.uv import stream_uv
-from depsync.shell.runners.workcopy import read_result
 from depsync.shell.runners import leftovers
+from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
+from depsync.shell.runners.workcopy import (
+    path_rewriter,
+    read_result,
+    write_replacements,
+)
+from depsync.shell.runners.workset import (
+    WorkSet,
+    copy_work_set,
+    first_work_set,
+    memory_parent,
+    settled,
+    work_set,
+)
+from depsync.shell.uv import stream_uv
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-
 # not copied into the work copy: VCS data, environments, caches and build metadata uv does not read
 _SKIP = (".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", "*.egg-info")
 
@@ -52,8 +51,8 @@ def read_result(copy: Path, name: str = "uv.lock") -> bytes | None:
     backend in the copy can replace uv.lock with a symlink (or a hard link, a FIFO, a device)
     to a host file, and that file must never become the caller's lock. None when there is
     no such regular file; anything else is an error."""
-    from depsync.errors import DepsyncError
     from depsync.core.limits import check_size
+    from depsync.errors import DepsyncError
 
     try:
         handle = os.open(copy / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
