@@ -99,7 +99,8 @@ def test_a_pin_that_is_not_cached_falls_back_to_the_host_uv_offline(disagreeing:
     code, findings = check(disagreeing, offline, "--dockerfile", "Dockerfile")
     # the lock (written by this uv) is newer than the 0.7.2 pin: that warning is real too
     assert code == 0 and [f["rule"] for f in findings if f["rule"] != "uv-lock-newer-than-pin"] == ["static-model-disagrees"]
-    assert "uv 0.13.9" in findings[0]["message"]
+    (disagrees,) = [f for f in findings if f["rule"] == "static-model-disagrees"]
+    assert "uv 0.13.9" in disagrees["message"]
     assert not (Path(env["XDG_CACHE_HOME"]) / "depsync" / "uv" / "0.7.2").exists()
 
 

@@ -229,7 +229,9 @@ def test_a_non_root_caller_locks_with_a_fresh_cache_volume(engine, project: Path
     engine.volumes.create(volume)
     try:
         assert root_of_volume() == "755 0"  # as the engine makes it: only root could write
-        monkeypatch.setattr(docker_runner, "caller_user", lambda: "65534:65534")
+        from depsync.shell.runners import containers
+
+        monkeypatch.setattr(containers, "caller_user", lambda: "65534:65534")  # hardening() asks it
         runner = docker_runner.DockerRunner(IMAGE, cache_volume=volume)
         first = runner.lock(project, [], 300)
         assert first.returncode == 0, first.output
