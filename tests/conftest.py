@@ -222,3 +222,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if {"engine", "slow_image"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_cache_volumes_left_behind():  # type: ignore[no-untyped-def]
+    """Each temp checkout a test locks gets its own uv cache volume (one per checkout and uid):
+    the ones this session made are removed at its end, the engine's others are left alone."""
+    def volumes() -> set[str]:
+        try:
+            listed = subprocess.run(["docker", "volume", "ls", "-q", "--filter", "name=depsync-uv-cache-"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        return set(listed.stdout.split()) if listed.returncode == 0 else set()
+
+    before = volumes()
+    yield
+    made = sorted(volumes() - before)
+    if made:
+        subprocess.run(["docker", "volume", "rm", "-f", *made], capture_output=True, timeout=120)
