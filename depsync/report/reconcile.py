@@ -248,7 +248,11 @@ def next_steps(result: Reconciliation) -> list[str]:
     if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
     if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata) or any(d.needs_review for d in result.dependencies):
-        steps.append("Review the flagged entries above; to take main's value instead, edit pyproject.toml (the entry's table) and relock with `depsync lock`.")
+        steps.append(
+            "Review the flagged entries above. To take main's value where main changed an entry dev did not, edit pyproject.toml "
+            "(the entry's table) and relock with `depsync lock`; for a conflict (both changed it) `depsync guard` accepts main's "
+            "value only once dev says so: land `prefer = { NAME = \"main\" }` in dev's `[tool.depsync]` first, then rerun the sync."
+        )
     if any(str(f.severity) == "error" for f in result.findings):
         steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
     steps.append("Commit: " + ("`git commit --no-edit` (concludes the merge)." if result.merging else "`git commit -am \"sync main into dev\"`."))
