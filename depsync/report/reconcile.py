@@ -113,6 +113,11 @@ def _headline(result: Reconciliation) -> list[str]:
         lines = [f"**Dry run**: nothing was changed; {rate}."]
     elif result.status == "planned":
         lines = [f"**Planned, relocking now** ({_cell(result.lock.note)}): {rate}."]
+    elif result.unmerged:
+        # "Ready" only when nothing is left: code conflicts are the next step's, not done
+        left = f"{len(result.unmerged)} code file{'s' if len(result.unmerged) != 1 else ''} still conflicted"
+        state = "Needs review; triple reconciled" if result.needs_review else "Triple reconciled"
+        lines = [f"**{state}; {left}**: resolve them and `git add` them (next steps below); {rate}."]
     elif result.needs_review:
         lines = [f"**Needs review**: {rate}."]
     else:

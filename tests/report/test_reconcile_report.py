@@ -111,3 +111,15 @@ def test_secrets_in_sources_are_masked_in_both_reports() -> None:
     result = reconciliation(decisions)
     for text in (to_markdown(result), to_json(result)):
         assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in text
+
+
+def test_ready_only_when_no_code_file_is_left_conflicted() -> None:
+    from depsync.core.sync.reconciliation import LockOutcome as Outcome
+
+    clean = reconciliation([], lock=Outcome("relocked", "relocked"))
+    assert to_markdown(clean).splitlines()[2].startswith("**Ready**")
+    left = reconciliation([], lock=Outcome("relocked", "relocked"), unmerged=["megatron/core/a.py", "megatron/core/b.py"])
+    headline = to_markdown(left).splitlines()[2]
+    assert headline.startswith("**Triple reconciled; 2 code files still conflicted**") and "Ready" not in headline
+    flagged = reconciliation(sample_decisions(), lock=Outcome("relocked", "relocked"), unmerged=["a.py"])
+    assert to_markdown(flagged).splitlines()[2].startswith("**Needs review; triple reconciled; 1 code file still conflicted**")
