@@ -1,4 +1,4 @@
-"""Speed at real size (issue 21): depsync against its uv/docker baseline on a Megatron-LM-sized tree.
+"""Speed at real size: depsync against its uv/docker baseline on a Megatron-LM-sized tree.
 
 The tree is generated: the real dev pyproject.toml and uv.lock (../shared/fixtures/megatron-lm/dev)
 and the bundled CI Dockerfile (fixtures/megatron-dev/docker/Dockerfile.ci.dev), plus about 3,500

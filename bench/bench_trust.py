@@ -1,6 +1,6 @@
-"""What issue 17's trust fixes cost, and what the bounds save: old code against new, same process.
+"""What the trust fixes cost, and what the bounds save: old code against new, same process.
 
-The old code is a commit's `depsync/` (default: the commit before issue 17, 3e35dab),
+The old code is a commit's `depsync/` (default: 3e35dab, before them),
 extracted with `git archive` and run with PYTHONPATH; the new code is this checkout. Each
 round runs every variant once, interleaved, in fresh interpreters, so load hits them alike;
 medians and the median of the per-round ratios (new / old) are printed.

@@ -1,7 +1,7 @@
 """Time the runners' work copy (a real copy, or a reflink where the filesystem has them)
 against the hard-linked copy it replaced and against `cp -a`, in one process.
 
-The work copy shares no inode with the caller's files (issue 9): a build backend that uv runs
+The work copy shares no inode with the caller's files: a build backend that uv runs
 can rewrite or chmod anything in it without reaching the caller's tree. This measures what
 that costs on the Megatron-LM fixture (the triple: pyproject, a 1.5 MB lock, the Dockerfile)
 and on a synthetic tree the size of a Megatron-LM checkout without .git (about 2,500 files,
@@ -42,7 +42,7 @@ def checkout_sized_tree(root: Path, files: int = 2500, total_mb: int = 45) -> Pa
 
 
 def hard_linked(source: Path, destination: Path) -> None:
-    """The copy before issue 9: hard links (shared inodes) for everything uv only reads."""
+    """The old copy: hard links (shared inodes) for everything uv only reads."""
     shutil.copytree(source, destination, symlinks=True, copy_function=os.link)
 
 

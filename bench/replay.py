@@ -14,7 +14,7 @@ Each scenario is a real git history, written with `git fast-import`:
   decision comes from what the generator knows (who owns the pin, which upstream commit
   descends from which), never from git; reconcile's plan must find it from the history.
 
-The maintainer's rules (issue 10): take main's forward move on the same line; keep dev's
+The maintainer's rules: take main's forward move on the same line; keep dev's
 on diverged branches, on a move back, or when dev owns the package; decline main's new
 source for a package dev already depends on, or one dev removed itself; keep dev's
 source when main removes one dev depends on (or owns by config); keep dev's in a conflict.
@@ -50,7 +50,7 @@ EPOCH = 1_700_000_000
 LOCK = "version = 1\nrevision = 3\n"
 PACKAGES = ("alpha-kernels", "beta_ops", "gamma.io", "delta-runner", "epsilon-fx", "zeta-engine")
 INDEX_ONLY = ("numpy-lite", "omega-tools")  # packages dev may depend on from the index
-# requirement histories (issue 20): packages of the extra and the group, from the index
+# requirement histories: packages of the extra and the group, from the index
 REQ_PACKAGES = ("tok-lib", "img-kit", "mem-saver", "kern-ops", "fmt-tool", "log-x", "viz-core", "io-fast")
 DEPS = "project.dependencies"
 REQ_TABLES = ("project.optional-dependencies.train", "dependency-groups.test")
@@ -480,7 +480,7 @@ class Scenario:
         return decide(d, "both changed")
 
     def req_truth(self, table: str, name: str) -> ReqTruth:
-        """What the maintainer does with one requirement entry (issue 20's principles)."""
+        """What the maintainer does with one requirement entry (the surface's principles)."""
         key = (table, name)
         b, d, m = self.base.value(table, name), self.dev.value(table, name), self.main.value(table, name)
         uses = self.main.code.get(name)
@@ -593,7 +593,7 @@ class Verdict:
 
 
 def old_rules(t: Truth, scenario: Scenario) -> Verdict:
-    """The rules before issue 10 (the literal table): take main's change unless main's rev is older,
+    """The literal table's rules (before decisions took evidence): take main's change unless main's rev is older,
     add main's additions, drop main's removals unless dev depends, dev's value in a conflict."""
     if t.name in scenario.config_owned:
         return Verdict(t.dev, True)
@@ -668,7 +668,7 @@ class Tally:
     by_why: Counter[str] = field(default_factory=Counter)
     wrong_by_why: Counter[str] = field(default_factory=Counter)
     misses: list[str] = field(default_factory=list)  # what a disagreement looked like, for --misses
-    main_changes: int = 0  # entries main changed since the merge-base (issue 20's measure)
+    main_changes: int = 0  # entries main changed since the merge-base
     main_agree: int = 0
     main_flagged: int = 0
     main_dropped: int = 0  # main's change not carried and not flagged

@@ -1,4 +1,4 @@
-"""Issue 9: nothing in a repository runs code, escapes the project or leaks a secret.
+"""nothing in a repository runs code, escapes the project or leaks a secret.
 
 One test (or a few) per hole, each on real git, real uv and, where the hole is in the
 container, the real engine. Each asserts that the specific harm did not happen: the

@@ -1,4 +1,4 @@
-"""Issue 17, medium: inputs whose cost grew faster than their size are bounded.
+"""inputs whose cost grew faster than their size are bounded.
 
 - `${A:-${B:-...}}` nested deep on a RUN line: BuildKit's parser is cubic in the depth
   (19 KB took 66-92 s); refused before parsing, one line, exit 2.

@@ -1,4 +1,4 @@
-"""Issue 17, critical 2: the uv cache is not a channel between projects.
+"""the uv cache is not a channel between projects.
 
 Project A's build backend writes into the cache it is given (a planted "package" and a
 marker); project B then locks with a forwarded index credential. B's lock must not see A's

@@ -1,4 +1,4 @@
-"""Issue 17, critical 1: `[tool.depsync]` merged from main never steers the bot.
+"""`[tool.depsync]` merged from main never steers the bot.
 
 main adds `owner-ref = "origin/main"` and `protected-paths = []` to `[tool.depsync]`; the lines
 merge cleanly (git commits the merge by itself). reconcile run as the sync workflow runs it

@@ -1,4 +1,4 @@
-"""Issue 17, low: an engine that trickles or answers in the wrong shape is one clear line.
+"""an engine that trickles or answers in the wrong shape is one clear line.
 
 The engine here is a fake (a unix socket speaking just enough HTTP), because a real Docker
 engine cannot be made to trickle its headers or answer `/containers/json` with an object:

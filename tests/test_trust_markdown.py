@@ -1,4 +1,4 @@
-"""Issue 17, medium: repository text cannot inject into the PR body, the job summary or the log.
+"""repository text cannot inject into the PR body, the job summary or the log.
 
 Source keys, revs and Dockerfile words are chosen by whoever landed a PR. Rendered with a
 real CommonMark parser (markdown-it, GitHub's table syntax on), the reconcile summary and

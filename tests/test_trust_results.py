@@ -1,4 +1,4 @@
-"""Issue 17, high: what the relock hands back, and which image relocks.
+"""what the relock hands back, and which image relocks.
 
 - A build backend in the work copy swaps uv.lock for a symlink to a host file (uv leaves a
   fresh lock alone, so the link is what is left); depsync must not read through it.

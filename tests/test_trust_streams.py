@@ -1,4 +1,4 @@
-"""Issue 17, medium: a child flooding its output cannot make depsync grow.
+"""a child flooding its output cannot make depsync grow.
 
 400 MB on stderr (in lines, and as one line without a newline) through the real paths:
 the local runner's pipe (process.stream, as uv's log comes) and the engine's attach stream

@@ -1,4 +1,4 @@
-"""Issue 17, low: repository text reaches no terminal or log as control characters.
+"""repository text reaches no terminal or log as control characters.
 
 A Dockerfile word and a lock package name carry an OSC 8 hyperlink, a colour, a bare CR
 and a fake `::warning` workflow command. `check` (human, github) and `diff` (human, Markdown)

@@ -1,4 +1,4 @@
-"""Issue 17, low: values validated whole (`\\Z`, not `$`), image references by the OCI grammar.
+"""values validated whole (`\\Z`, not `$`), image references by the OCI grammar.
 
 - A lock fragment `#<sha>\\n` passed the commit regexes (`$` matches before a final newline),
   so integrity said nothing and `check --fix` wrote `rev = "<sha>\\n"` into pyproject.toml.

@@ -244,7 +244,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
 
 
 def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:
-    """Extras and groups dev's Dockerfiles install that the reconciled pyproject drops (issue 20)."""
+    """Extras and groups dev's Dockerfiles install that the reconciled pyproject drops."""
     from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.rules.dockerfile import used_tables
     from depsync.core.sync.surface import dockerfile_findings

@@ -117,7 +117,7 @@ def review_lines(result: Reconciliation) -> list[str]:
 
 
 def metadata_json(update: MetadataUpdate, result: Reconciliation) -> dict[str, Any]:
-    """A metadata update of the plan JSON, with the fields a dependency entry has (issue 20)."""
+    """A metadata update of the plan JSON, with the fields a dependency entry has."""
     entry = next((d for d in result.dependencies if d.table == "tool.uv.dependency-metadata" and d.name == canonicalize_name(update.name)), None)
     return {
         "name": update.name,

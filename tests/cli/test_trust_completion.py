@@ -1,4 +1,4 @@
-"""Issue 17, medium: TAB-completing a ref never runs a ref name (bash, zsh, fish).
+"""TAB-completing a ref never runs a ref name (bash, zsh, fish).
 
 A branch named `x$(touch${IFS}F)` is a valid git ref; `compgen -W "$(git for-each-ref)"`
 expanded it and ran `touch`. Each shell completes `--ref` in a real repository holding

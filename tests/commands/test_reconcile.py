@@ -152,7 +152,7 @@ def test_failed_relock_leaves_files_byte_identical_and_reports_the_plan(small_re
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("depsync: error: uv ") and "lock failed, nothing changed" in lines[-1]
     assert f"the plan and the failure are in {summary} and {plan}" in lines[-1]
-    # uv's own words before it, as uv wrapped them (issue 20): the reason is not cut
+    # uv's own words before it, as uv wrapped them: the reason is not cut
     assert lines[0] == "uv's output (last lines):" and any("no-such-package" in line for line in lines[1:-1])
     assert snapshot(repo, "pyproject.toml", "uv.lock", ".github/CODEOWNERS") == before
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == unmerged

@@ -115,7 +115,7 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
         cwd=repo.repo, capture_output=True, text=True, env=env,
     )
     assert result.returncode == 1, result.stderr
-    # the evidence fetch asked for the pinned commits only (issue 21), said under -v and in the plan
+    # the evidence fetch asked for the pinned commits only, said under -v and in the plan
     fetches = json.loads(plan.read_text())["evidence_fetches"]
     assert len(fetches) == 1 and fetches[0]["asked"].endswith("commit(s)") and fetches[0]["bytes"] > 0 and fetches[0]["outcome"] == ""
     assert f"fetched {fetches[0]['asked']} of {url}" in result.stderr
@@ -126,7 +126,7 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
         "copied": ("main-changed", "main", False),  # dev only copied main's pin: main owns it, u3 is a fast-forward
         "handed-back": ("main-changed", "main", False),  # a sync took main's value: main owns it again
         "diverged": ("main-changed", "dev", True),  # r1 is on another line than u2
-        "removed": ("main-added", "none", True),  # dev removed it itself: main's re-addition not carried, flagged (issue 20)
+        "removed": ("main-added", "none", True),  # dev removed it itself: main's re-addition not carried, flagged
         "index": ("main-added", "none", True),  # dev takes it from the index
     }
     evidence = {name: " | ".join(d["evidence"]) for name, d in decisions.items()}

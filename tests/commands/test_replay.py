@@ -29,7 +29,7 @@ def test_reconcile_agrees_with_the_maintainer_and_never_silently_disagrees(tmp_p
 
 
 def test_requirement_histories_per_table_and_for_a_branch_that_follows_main(tmp_path: Path) -> None:
-    """Issue 20: main adds requirements its code imports (or guards, or does not use), bumps pins
+    """Main adds requirements its code imports (or guards, or does not use), bumps pins
     dev never touched, drops some; dev pins its own, drops what main adds. Per table, reconcile
     agrees with the maintainer and never disagrees silently, for default-side dev and main."""
     for side in ("dev", "main"):

@@ -307,7 +307,7 @@ def base_dynamic(m: LocalMaterial) -> Base:
 
 def base_nested(m: LocalMaterial) -> Base:
     """Path packages that point at each other with paths relative to themselves, inside a
-    workspace whose root has a source the path packages must not inherit (issue 11)."""
+    workspace whose root has a source the path packages must not inherit."""
     return Base(
         _dedent(
             """
@@ -336,7 +336,7 @@ def base_nested(m: LocalMaterial) -> Base:
 
 def base_ws_index(m: LocalMaterial) -> Base:
     """A workspace member whose sources name an index only the root declares, and a member
-    that declares [tool.uv] conflicts of its own (issue 11)."""
+    that declares [tool.uv] conflicts of its own."""
     member = static_pyproject("kappa", "0.2.0", ["gamma"]) + _dedent(
         """
         [project.optional-dependencies]
@@ -388,7 +388,7 @@ def base_specifiers(m: LocalMaterial) -> Base:
     )
 
 
-# -- the shapes of real ML repositories (issue 19): each base is locked by real uv, then edited
+# -- the shapes of real ML repositories: each base is locked by real uv, then edited
 
 
 def base_marker_index(m: LocalMaterial) -> Base:
@@ -1420,7 +1420,7 @@ CASES: list[Case] = [
         sub('requires-python = ">=3.11"', 'requires-python = ">=3.10"'),
         fresh=False,
     ),
-    # -------- issue 11: uv-accepted states that crashed or raised false alarms, and lock-side rules
+    # -------- uv-accepted states that crashed or raised false alarms, and lock-side rules
     case(
         "issue11/url-marker-without-space",
         "git-direct",
@@ -1523,7 +1523,7 @@ CASES: list[Case] = [
         why="uv 0.13.9 locks a dynamic version without one and re-resolves a lock that has one",
         target="uv.lock",
     ),
-    # -------- issue 19: the shapes of real ML repositories
+    # -------- the shapes of real ML repositories
     case("ml/marker-index/unchanged", "marker-index", fresh=True, why="the source-less rest (`sys_platform != 'linux'`) is recorded"),
     case(
         "ml/marker-index/marker-changed",

@@ -66,7 +66,7 @@ def gathered(order: str = "unknown", owner: str | None = "main", depends: bool =
         (None, B, None, "dev-added", B, False),
         (A, B, C, "conflict", B, True),
         (None, B, C, "conflict", B, True),
-        (A, None, B, "conflict", None, True),  # dev has none, main changed it: every conflict is flagged (issue 20)
+        (A, None, B, "conflict", None, True),  # dev has none, main changed it: every conflict is flagged
         (A, A, None, "main-removed", None, False),
         (A, B, None, "conflict", B, True),  # main removed it, dev changed it: dev's kept, flagged (a conflict)
     ],
@@ -88,7 +88,7 @@ def test_three_way_table_without_evidence(base, dev, main, case, result, review)
         (gathered("dev-newer"), A, True, "main-changed/main's rev older"),
         (gathered("unknown"), A, True, "main-changed/order unknown"),
         (gathered("main-newer", owner="dev"), A, True, "main-changed/dev owns it (history), main's may be a fast-forward"),  # an inference: look
-        (gathered("diverged", owner="dev"), A, True, "main-changed/dev owns it"),  # main's change not carried: flagged (issue 20)
+        (gathered("diverged", owner="dev"), A, True, "main-changed/dev owns it"),  # main's change not carried: flagged
         (gathered("unknown", owner=None), A, True, "main-changed/order unknown"),
     ],
 )
@@ -110,7 +110,7 @@ def test_unknown_order_says_why() -> None:
     "evidence, result, review",
     [
         (gathered(depends=True), None, True),  # dev takes it from the index: main's source declined
-        (gathered(removed='commit 1234567890 "dev: te from PyPI" (2025-01-01)'), None, True),  # not carried: flagged (issue 20)
+        (gathered(removed='commit 1234567890 "dev: te from PyPI" (2025-01-01)'), None, True),  # not carried: flagged
         (gathered(), B, False),  # inert on dev: added, said so
     ],
 )
@@ -127,7 +127,7 @@ def test_main_added(evidence, result, review) -> None:
     "evidence, result, review",
     [
         (gathered(owner="dev"), None, False),  # inert on dev: follow main
-        (gathered(depends=True), A, True),  # main owns it by history, dev depends: kept, and said so (issue 20)
+        (gathered(depends=True), A, True),  # main owns it by history, dev depends: kept, and said so
         (gathered(owner="dev", depends=True), A, True),  # dev chose it and depends on it: kept, main's removal listed
         (gathered(), None, False),
     ],
@@ -139,7 +139,7 @@ def test_main_removed(evidence, result, review) -> None:
 
 @pytest.mark.parametrize(
     "order, review",
-    [("dev-newer", True), ("diverged", True), ("main-newer", True), ("unknown", True)],  # every conflict is flagged (issue 20)
+    [("dev-newer", True), ("diverged", True), ("main-newer", True), ("unknown", True)],  # every conflict is flagged
 )
 def test_conflict_keeps_dev_and_flags_only_when_dev_may_be_behind(order, review) -> None:
     decision = one(A, B, C, evidence=gathered(order, owner="dev"))

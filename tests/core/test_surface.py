@@ -1,4 +1,4 @@
-"""The dependency surface merged three-way per entry (issue 20): the pure rule table, the tomlkit
+"""The dependency surface merged three-way per entry: the pure rule table, the tomlkit
 edits, the import scan, and reconcile on the real Megatron-LM triple in a real git repository
 whose main brings Python code that imports (or guards) main's new packages."""
 

@@ -1,4 +1,4 @@
-"""The work copy is what uv reads (issue 21): real git repositories and real uv.
+"""The work copy is what uv reads: real git repositories and real uv.
 
 A project with three kinds of package: a static root, a path package git ignores (outside the
 tracked set: uv reads it all the same), a dynamic-version path package whose in-tree backend

@@ -1,4 +1,4 @@
-"""The evidence fetch asks a source repository for what ancestry needs (issue 21): the two pinned
+"""The evidence fetch asks a source repository for what ancestry needs: the two pinned
 revs and their history, not every branch and tag; it is remembered across runs and measured.
 
 A real upstream repository over file:// (git's own transport, as a remote's would be): a line of
