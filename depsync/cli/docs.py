@@ -156,6 +156,7 @@ KEYS: dict[str, KeyDoc] = {
     "owner-ref": KeyDoc("string (git ref)", ("check", "reconcile", "guard", "merge driver")),
     "upstream-ref": KeyDoc("string (git ref)", ("reconcile", "guard", "merge driver")),
     "protected-paths": KeyDoc("array of strings (paths)", ("check", "reconcile", "guard")),
+    "take-from-main": KeyDoc("array of strings (paths or globs)", ("reconcile", "guard")),
     "allowed-hosts": KeyDoc("array of strings (host names)", ("check",)),
     "severity": KeyDoc('table: rule id = `"error"`, `"warning"`, `"info"` or `"off"`', ("check",)),
     "conflict-policy": KeyDoc('string: `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),

@@ -106,6 +106,14 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     for path in (*config.protected_paths, *(d.path for d in config.dockerfiles)):
         if here.read_bytes(path) != at_dev.read_bytes(path):
             violations.append(Violation(path, f"differs from dev ({dev_short})", f"git checkout {dev_short} -- {path}"))
+    if config.take_from_main:  # paths main owns: equal to main's
+        from depsync.core.paths_of import selected
+
+        for path in selected(config.take_from_main, git.regular_files(root, dev, main)):
+            theirs = at_main.read_bytes(path)
+            if here.read_bytes(path) != theirs:
+                fix = f"git rm -- {path}" if theirs is None else f"git checkout {main_short} -- {path}"
+                violations.append(Violation(path, f"differs from main ({main_short}), which owns it (take-from-main)", fix))
 
     ours = here.read_text(config.pyproject)
     assert ours is not None

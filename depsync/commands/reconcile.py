@@ -230,17 +230,32 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data)
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
+    # paths main owns: taken wholesale from main (a path main deleted goes too)
+    taken = _take_from_main(root, config, dev_commit, main_commit)
+    for path in taken:
+        targets[path] = readers["main"].read_bytes(path)
     for path in targets:
         confined(root, path, "a file reconcile writes")  # refused before anything is written
     # what the closing check will read, parsed now: a bad dev file is exit 2 before any write
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift, evidence_fetches=fetches)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
+    result.taken_from_main = taken
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
-        if path not in (config.pyproject, config.lock) and current != data:
+        if path not in (config.pyproject, config.lock, *taken) and current != data:
             result.restored.append(path)
     return result, config, targets, dev_commit
+
+
+def _take_from_main(root: Path, config: Config, dev_commit: str, main_commit: str) -> list[str]:
+    """The files `take-from-main` names on either side (regular files only: a link or a submodule
+    is never taken)."""
+    if not config.take_from_main:
+        return []
+    from depsync.core.paths_of import selected
+
+    return selected(config.take_from_main, git.regular_files(root, dev_commit, main_commit))
 
 
 def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:

@@ -29,6 +29,7 @@ class Config:
     owner_ref: str = "origin/dev"
     upstream_ref: str = "origin/main"
     protected_paths: tuple[str, ...] = (".github/CODEOWNERS",)
+    take_from_main: tuple[str, ...] = ()  # paths or globs reconcile takes wholesale from main (guard: equal to main's)
     allowed_hosts: tuple[str, ...] = ()  # empty: any host
     severity: dict[str, Severity | None] = field(default_factory=dict)  # None: rule off
     conflict_policy: str = "dev"  # who wins a [tool.uv.sources] conflict in reconcile
@@ -48,6 +49,7 @@ _KEYS = {
     "owner-ref": "git ref that owns the triple and the protected paths (default origin/dev)",
     "upstream-ref": "git ref synced into the owner (default origin/main)",
     "protected-paths": "paths that must be identical to the owner ref",
+    "take-from-main": "reconcile: paths or globs taken wholesale from main (guard checks them against main)",
     "allowed-hosts": "hosts git/url sources may point to (empty: any)",
     "severity": 'per-rule severity: { rule-id = "error" | "warning" | "info" | "off" }',
     "conflict-policy": 'reconcile: who wins when both sides changed a source, "dev" (default) or "main"',
@@ -215,6 +217,8 @@ def _load(table: dict[str, Any], where: Where) -> Config:
             changes["image"] = _image(value, key)
         elif key == "protected-paths":
             changes["protected_paths"] = tuple(_path(v, key) for v in _str_list(value, key))
+        elif key == "take-from-main":
+            changes["take_from_main"] = tuple(_path(v, key) for v in _str_list(value, key))
         elif key == "allowed-hosts":
             changes["allowed_hosts"] = _str_list(value, key)
         elif key == "dockerfiles":

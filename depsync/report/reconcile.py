@@ -203,7 +203,12 @@ def _metadata_section(result: Reconciliation) -> list[str]:
 
 
 def _files_section(result: Reconciliation) -> list[str]:
-    return ["### Files restored to dev's version", "", *([f"- {_code(p)}" for p in result.restored] or ["- none needed"])]
+    lines = ["### Files restored to dev's version", "", *([f"- {_code(p)}" for p in result.restored] or ["- none needed"])]
+    if result.taken_from_main:
+        lines += ["", "### Files taken from main (`take-from-main`)", "",
+                  "Their dev versions were replaced by main's: check the callers of their APIs on dev.", "",
+                  *(f"- {_code(p)}" for p in result.taken_from_main)]
+    return lines
 
 
 def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
@@ -342,6 +347,7 @@ def to_json(result: Reconciliation) -> str:
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
+        "taken_from_main": result.taken_from_main,
         "lock": {
             "state": result.lock.state,
             "note": result.lock.note,

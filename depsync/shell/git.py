@@ -275,6 +275,11 @@ def remove_config_section(root: Path, section: str) -> None:
     _git(root, "config", "--local", "--remove-section", section, check=False)
 
 
+def regular_files(root: Path, *refs: str) -> set[str]:
+    """Paths of the regular files under root at any of refs (no symlinks, no submodules)."""
+    return {path for ref in refs for mode, path in list_tree(root, ref) if mode in ("100644", "100755")}
+
+
 def list_tree(root: Path, ref: str) -> list[tuple[str, str]]:
     """(mode, path relative to root) of every file under root at ref (symlinks and submodules
     keep their own modes, so a caller can leave them out)."""

@@ -43,6 +43,7 @@ class Reconciliation:
     decisions: list[SourceDecision]
     metadata: list[MetadataUpdate]
     restored: list[str] = field(default_factory=list)
+    taken_from_main: list[str] = field(default_factory=list)  # `take-from-main` paths, checked out from main
     lock: LockOutcome = field(default_factory=LockOutcome)
     findings: list[Finding] = field(default_factory=list)
     dry_run: bool = False
