@@ -178,3 +178,34 @@ prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
 build_editable = build_wheel
 """
     )
+
+
+# -- the engine's containers, as the tests look at them ------------------------------------------
+
+
+def labelled_containers(client, label: str = "io.depsync.run", *, running_only: bool = False) -> list:  # type: ignore[no-untyped-def]
+    """The containers carrying label. The SDK inspects each listed container: one that auto-remove
+    takes away in between is a 404, so the listing is simply asked again."""
+    import time
+
+    import docker
+
+    for _ in range(100):
+        try:
+            return client.containers.list(all=not running_only, filters={"label": label})
+        except docker.errors.NotFound:
+            time.sleep(0.1)
+    return client.containers.list(all=not running_only, filters={"label": label})
+
+
+def containers_left(client, before: set[str], timeout: float = 30) -> list:  # type: ignore[no-untyped-def]
+    """depsync's containers made since `before` (ids) that are still there once the engine has had
+    time to finish removing them (removal of a killed container is not instant on every engine)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [c for c in labelled_containers(client) if c.id not in before]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)

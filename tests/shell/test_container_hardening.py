@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import IMAGE, indexed_project
+from support import labelled_containers
 
 RUN = "io.depsync.run"
 ROLE = "io.depsync.role"
@@ -70,7 +71,7 @@ def depsync_env(private_tmp: Path, **extra: str) -> dict[str, str]:
 
 
 def all_labelled(engine) -> list:  # type: ignore[no-untyped-def]
-    return engine.containers.list(all=True, filters={"label": RUN})
+    return labelled_containers(engine, RUN)
 
 
 def of_process(engine, pid: int) -> list:  # type: ignore[no-untyped-def]

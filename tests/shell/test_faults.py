@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import env_for, git
-from support import depsync_in
+from support import containers_left, depsync_in, labelled_containers
 from uvprojects import LocalMaterial
 
 KINDS = {"error": 2, "disk-full": 2, "interrupt": 130}
@@ -100,13 +100,15 @@ def test_lock_with_a_full_temp_dir(small_repo: Path, material: LocalMaterial, tm
         pyproject = small_repo / "pyproject.toml"
         pyproject.write_text(pyproject.read_text() + "\n# " + "x" * (3 * 1024 * 1024) + "\n")
         before = state(small_repo)
+        client = docker.from_env()
+        before_ids = {c.id for c in labelled_containers(client)}
         env = dict(env_for(material), TMPDIR=str(mount))
         result = depsync(small_repo, env, "lock", "--runner", "docker", "--image", "depsync-test:bookworm")
         assert_one_line(result, 2)
         assert "No space left on device" in result.stderr
         assert state(small_repo) == before
         assert list(mount.iterdir()) == []
-        assert docker.from_env().containers.list(all=True, filters={"label": "io.depsync.run"}) == []
+        assert containers_left(client, before_ids) == []  # none of this run's
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
@@ -118,6 +120,7 @@ def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slo
     import docker
 
     client = docker.from_env()
+    before_ids = {c.id for c in labelled_containers(client)}
     (small_repo / "pyproject.toml").write_text((small_repo / "pyproject.toml").read_text().replace('"alpha"', '"alpha<2"'))
     before = state(small_repo)
     process = subprocess.Popen(
@@ -126,16 +129,21 @@ def test_container_killed_mid_run(small_repo: Path, material: LocalMaterial, slo
     )
     deadline = time.monotonic() + 60
     while True:
-        running = [c for c in client.containers.list(filters={"label": "io.depsync.role=lock"})]
+        # this run's lock container only (the run label carries its pid): never another run's
+        running = [c for c in labelled_containers(client, "io.depsync.role=lock", running_only=True)
+                   if c.labels.get("io.depsync.run", "").split(":")[-2:-1] == [str(process.pid)]]
         if running:
-            running[0].kill()
+            try:
+                running[0].kill()
+            except docker.errors.NotFound:  # it ended on its own meanwhile: look again
+                continue
             break
         assert time.monotonic() < deadline
         time.sleep(0.2)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2 and "lock failed; uv.lock is unchanged" in stderr
     assert state(small_repo) == before
-    assert client.containers.list(all=True, filters={"label": "io.depsync.run"}) == []
+    assert [c for c in containers_left(client, before_ids) if c.labels.get("io.depsync.run", "").split(":")[-2:-1] == [str(process.pid)]] == []
 
 
 def depsync(repo: Path, env: dict[str, str], *args: str):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import IMAGE, indexed_project
+from support import labelled_containers
 
 LABEL = "io.depsync.run"
 ROLE = "io.depsync.role"
@@ -30,7 +31,7 @@ def leftovers(engine) -> list:  # type: ignore[no-untyped-def]
     """The depsync containers of runs these tests started."""
     host = socket.gethostname()
     mine = []
-    for container in engine.containers.list(all=True, filters={"label": LABEL}):
+    for container in labelled_containers(engine, LABEL):
         parts = container.labels.get(LABEL, "").split(":")
         if len(parts) == 3 and parts[0] == host and parts[1].isdigit() and int(parts[1]) in SPAWNED:
             mine.append(container)
