@@ -184,18 +184,18 @@ build_editable = build_wheel
 
 
 def labelled_containers(client, label: str = "io.depsync.run", *, running_only: bool = False) -> list:  # type: ignore[no-untyped-def]
-    """The containers carrying label. The SDK inspects each listed container: one that auto-remove
-    takes away in between is a 404, so the listing is simply asked again."""
-    import time
-
+    """The containers carrying label that the engine can still inspect. The SDK's own list
+    inspects each one and fails on a container auto-remove takes away in between (a 404): the
+    ids are listed, and one that is gone by the time it is inspected is simply not there."""
     import docker
 
-    for _ in range(100):
+    found = []
+    for entry in client.api.containers(all=not running_only, filters={"label": label}):
         try:
-            return client.containers.list(all=not running_only, filters={"label": label})
+            found.append(client.containers.get(entry["Id"]))
         except docker.errors.NotFound:
-            time.sleep(0.1)
-    return client.containers.list(all=not running_only, filters={"label": label})
+            pass
+    return found
 
 
 def containers_left(client, before: set[str], timeout: float = 30) -> list:  # type: ignore[no-untyped-def]
