@@ -85,9 +85,7 @@ from depsync.shell.runners.workcopy import (
 from depsync.shell.runners.workset import (
     WorkSet,
     copy_work_set,
-    first_work_set,
-    settled,
-    work_set,
+    lock_on_work_sets,
 )
 
 FORWARDED = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX")
@@ -170,20 +168,14 @@ class DockerRunner:
         run = ContainerRun(engine, secrets, self.memory)
         holders: list[Path] = []
         project = project.resolve()
-        # replaced files are not what the freshness prediction read: the full set
-        selection = work_set(project, minimal=False) if replace else first_work_set(project, args)
         # the whole run is deferred: a signal is acted on while waiting for uv, or when the block
         # ends; the containers are removed before the work copy, the work copy before returning
         with signals.deferred():
             try:
-                while True:
-                    result = self._lock(run, endpoint, holders, project, args, timeout, on_line if not selection.minimal else None, replace, phase, selection)
-                    if settled(project, selection, result.returncode, result.new_lock, "--check" in args):
-                        if selection.minimal and on_line:  # its log is passed on once it stands (short: uv answered from the lock)
-                            for line in result.output.splitlines():
-                                on_line(line)
-                        return result
-                    selection = work_set(project, minimal=False)  # see workset.settled
+                return lock_on_work_sets(
+                    project, args, replace, on_line,
+                    lambda selection, lines: self._lock(run, endpoint, holders, project, args, timeout, lines, replace, phase, selection),
+                )
             except RunTimeout:
                 raise DepsyncError(f"uv lock did not finish within {timeout:.0f}s; the container was stopped and removed, uv.lock is unchanged") from None
             except EngineError as exc:  # the engine answered, with a refusal

@@ -24,10 +24,8 @@ from depsync.shell.runners.workcopy import (
 from depsync.shell.runners.workset import (
     WorkSet,
     copy_work_set,
-    first_work_set,
+    lock_on_work_sets,
     memory_parent,
-    settled,
-    work_set,
 )
 from depsync.shell.uv import stream_uv
 
@@ -47,18 +45,14 @@ class LocalRunner:
         on_phase: PhaseSink | None = None,
     ) -> LockRun:
         project = project.resolve()
-        # replaced files are not what the freshness prediction read: the full set
-        selection = work_set(project, minimal=False) if replace else first_work_set(project, args)
-        while True:
-            run, stands = self._attempt(project, args, timeout, on_line, replace, on_phase, selection)
-            if stands:
-                return run
-            selection = work_set(project, minimal=False)  # see workset.settled
+        return lock_on_work_sets(
+            project, args, replace, on_line, lambda selection, lines: self._attempt(project, args, timeout, lines, replace, on_phase, selection)
+        )
 
     def _attempt(
         self, project: Path, args: list[str], timeout: float, on_line: LineSink | None,
         replace: Mapping[str, bytes] | None, on_phase: PhaseSink | None, selection: WorkSet,
-    ) -> tuple[LockRun, bool]:
+    ) -> LockRun:
         # next to the project, so `../x` resolves as it does for the project; in memory when nothing needs that
         parent = memory_parent(project, selection) or project.parent
         base = f".{project.name}.depsync-"
@@ -71,14 +65,8 @@ class LocalRunner:
             write_replacements(copy, replace)
             if on_phase:
                 on_phase("uv lock")
-            # a minimal run's log is passed on only once it stands (it is short: uv answered from the lock)
-            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, None if selection.minimal else on_line, path_rewriter(str(copy), str(project)))
-            checking = "--check" in args
-            new_lock = read_result(copy) if result.returncode == 0 and not checking else None
-            stands = settled(project, selection, result.returncode, new_lock, checking)
-            if stands and selection.minimal and on_line:
-                for line in result.stdout.splitlines():
-                    on_line(line)
-            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock), stands
+            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)))
+            new_lock = read_result(copy) if result.returncode == 0 and "--check" not in args else None
+            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock)
         finally:
             shutil.rmtree(holder, ignore_errors=True)

@@ -27,12 +27,14 @@ import os
 import stat
 import subprocess
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from depsync.errors import DepsyncError
 from depsync.shell import process
+from depsync.shell.runners.protocol import LineSink, LockRun
 from depsync.shell.runners.workcopy import read_result
 
 # files uv reads in a package directory (the root also has the lock and uv's own settings)
@@ -411,3 +413,22 @@ def settled(project: Path, selection: WorkSet, returncode: int, new_lock: bytes 
         remember_unchanged(selection.fingerprint(project))
         return True
     return False
+
+
+def lock_on_work_sets(
+    project: Path, args: list[str], replace: Mapping[str, bytes] | None, on_line: LineSink | None,
+    attempt: Callable[[WorkSet, LineSink | None], LockRun],
+) -> LockRun:
+    """The runners' one policy: `attempt` a lock on the minimal set when uv should not resolve,
+    again on the full set unless that run stands (see settled); a minimal run's log is passed on
+    only once it stands (it is short: uv answered from the lock). Replaced files are not what the
+    freshness prediction read: they always get the full set."""
+    selection = work_set(project, minimal=False) if replace else first_work_set(project, args)
+    while True:
+        result = attempt(selection, None if selection.minimal else on_line)
+        if settled(project, selection, result.returncode, result.new_lock, "--check" in args):
+            if selection.minimal and on_line:
+                for line in result.output.splitlines():
+                    on_line(line)
+            return result
+        selection = work_set(project, minimal=False)
