@@ -38,14 +38,19 @@ class CheckOptions:
     no_cache: bool = False  # neither read nor write the result cache
 
 
+def _pinned_version(inputs: CheckInputs) -> str | None:
+    """The first uv release the checked Dockerfiles pin (a value that is no release is never one)."""
+    from depsync.core.trust import uv_version_allowed
+
+    return next((pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)), None)
+
+
 def offline_uv(inputs: CheckInputs) -> tuple[list[str], str] | None:
     """(argv, version) of a uv that runs without the network: the pinned one when the host uv
     is that version or depsync cached its binary, else the host's uv; None without either."""
-    from depsync.core.trust import uv_version_allowed
     from depsync.shell.uv import available_uv
 
-    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
-    return available_uv(pins[0] if pins else None, fetch=False)
+    return available_uv(_pinned_version(inputs), fetch=False)
 
 
 def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
@@ -76,11 +81,9 @@ def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: 
 
 def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
     """(argv, version) of the uv the Dockerfile pins (shell.uv.pinned_uv's policy), else the host's."""
-    from depsync.core.trust import uv_version_allowed
     from depsync.shell.uv import pinned_uv as provide
 
-    pins = [pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)]
-    return provide(pins[0] if pins else None, "uv not found on PATH: install it (`pip install uv`) to use --deep")
+    return provide(_pinned_version(inputs), "uv not found on PATH: install it (`pip install uv`) to use --deep")
 
 
 def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
