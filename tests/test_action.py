@@ -41,9 +41,11 @@ from uvprojects import LocalMaterial
 
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"
 WORKFLOW = REPO / "examples" / "sync-workflow.yml"
+SYNC_WORKFLOW = REPO / ".github" / "workflows" / "depsync-sync.yml"  # the reusable workflow WORKFLOW calls
 CHECK_WORKFLOW = REPO / "examples" / "check-workflow.yml"
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 DEPSYNC_ACTION = "<owner>/depsync/.github/actions/depsync-check"  # the examples' placeholder for this repository
+DEPSYNC_SYNC = "<owner>/depsync/.github/workflows/depsync-sync.yml"
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 
@@ -226,6 +228,8 @@ class Runner:
             name = step.get("name") or step.get("uses") or f"step {number}"
             if not condition(step.get("if"), self.contexts, failed):
                 self.log.append(StepResult(name, ran=False))
+                if "id" in step:
+                    step_contexts[step["id"]] = {"outputs": {}, "outcome": "skipped"}
                 continue
             # job/workflow env first (they may refer to each other), then the step's own
             scope = dict(self.contexts.get("env", {}))
@@ -288,13 +292,29 @@ def run_action(runner: Runner, action_dir: Path, with_: Mapping[str, str]) -> tu
     return ok, outputs
 
 
+def triggers(workflow: Mapping[Any, Any]) -> dict[str, Any]:
+    """The `on:` table (YAML 1.1 reads the bare key `on` as true)."""
+    return dict(workflow.get("on") or workflow.get(True) or {})
+
+
 def run_job(runner: Runner, workflow_path: Path, job: str, *, env: Mapping[str, str] | None = None, needs: Mapping[str, Any] | None = None,
-            variables: Mapping[str, str] | None = None) -> tuple[bool | None, dict[str, str]]:
+            variables: Mapping[str, str] | None = None, inputs: Mapping[str, Any] | None = None,
+            secrets: Mapping[str, str] | None = None) -> tuple[bool | None, dict[str, str]]:
     """One job of a workflow: (None when its `if:` skips it | whether it passed, its outputs).
-    env: values that replace the workflow's own `env:` (placeholders a team fills in)."""
+    env: values that replace the workflow's own `env:` (placeholders a team fills in);
+    inputs: a reusable workflow's `with:` (its declared defaults fill the rest)."""
     workflow = yaml.safe_load(workflow_path.read_text())
     spec = workflow["jobs"][job]
-    runner.contexts.update(needs=dict(needs or {}), vars=dict(variables or {}), secrets={}, github={"token": "fake-github-token", "run_id": runner.env.get("GITHUB_RUN_ID", "1")}, env={})
+    declared = (triggers(workflow).get("workflow_call") or {}).get("inputs") or {}
+    unknown = set(inputs or {}) - set(declared)
+    assert not unknown, f"the workflow has no inputs {unknown}"
+    given = {name: value.get("default", "") for name, value in declared.items()} | dict(inputs or {})
+    missing = [name for name, value in declared.items() if value.get("required") and name not in (inputs or {})]
+    assert not missing, f"required inputs not given: {missing}"
+    github = {"token": "fake-github-token", "run_id": runner.env.get("GITHUB_RUN_ID", "1"), "run_attempt": runner.env.get("GITHUB_RUN_ATTEMPT", "1"),
+              "repository": runner.env.get("GITHUB_REPOSITORY", "example/project")}
+    runner.contexts.update(needs=dict(needs or {}), vars=dict(variables or {}), secrets=dict(secrets or {}), github=github, env={},
+                           inputs=given, runner={"temp": str(runner.temp)})
     if not condition(spec.get("if"), runner.contexts, False):
         return None, {}
     scope = {**workflow.get("env", {}), **(env or {}), **spec.get("env", {})}
@@ -360,16 +380,17 @@ def runner_env(base: Mapping[str, str]) -> dict[str, str]:
 def run_steps_of(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if "runs" in document:
         return [("action", s) for s in document["runs"]["steps"]]
-    return [(job, s) for job, spec in document["jobs"].items() for s in spec["steps"]]
+    return [(job, s) for job, spec in document["jobs"].items() for s in spec.get("steps", [])]
 
 
-@pytest.mark.parametrize(("path", "schema"), [(ACTION, "vendor.github-actions"), (WORKFLOW, "vendor.github-workflows"), (CHECK_WORKFLOW, "vendor.github-workflows")])
+@pytest.mark.parametrize(("path", "schema"), [(ACTION, "vendor.github-actions"), (WORKFLOW, "vendor.github-workflows"), (SYNC_WORKFLOW, "vendor.github-workflows"),
+                                             (CHECK_WORKFLOW, "vendor.github-workflows")])
 def test_files_validate_against_github_schemas(path: Path, schema: str) -> None:
     result = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("path", [ACTION, WORKFLOW, CHECK_WORKFLOW])
+@pytest.mark.parametrize("path", [ACTION, WORKFLOW, SYNC_WORKFLOW, CHECK_WORKFLOW])
 def test_no_expression_reaches_a_script(path: Path) -> None:
     """Template injection: `${{ inputs.x }}` inside `run:` pastes the value into the script
     before bash reads it. Values go through `env:` only; and nothing installs from PyPI or
@@ -377,7 +398,7 @@ def test_no_expression_reaches_a_script(path: Path) -> None:
     document = yaml.safe_load(path.read_text())
     steps = run_steps_of(document)
     scripts = [(where, s["run"]) for where, s in steps if "run" in s]
-    assert scripts
+    assert scripts or all("uses" in job for job in document["jobs"].values())
     for where, script in scripts:
         assert "${{" not in script, f"{where}: an expression inside run:\n{script}"
         assert not re.search(r"\|\|\s*true\b", script), f"{where}: `|| true` hides a failure"
@@ -386,6 +407,9 @@ def test_no_expression_reaches_a_script(path: Path) -> None:
         if "uses" in step:
             pinned = PINNED.match(step["uses"]) or step["uses"] == f"{DEPSYNC_ACTION}@<full commit sha>"
             assert pinned, f"{where}: {step['uses']} is not pinned to a commit"
+    for job, spec in document.get("jobs", {}).items():  # a call of a reusable workflow
+        if "uses" in spec:
+            assert PINNED.match(spec["uses"]) or spec["uses"] == f"{DEPSYNC_SYNC}@<full commit sha>", f"{job}: {spec['uses']} is not pinned"
     # every expression the files hold is one the stand-in runner evaluates the way GitHub does
     for expression in EXPRESSION.findall(path.read_text()):
         Expression(expression, {}).value()
@@ -397,9 +421,11 @@ def test_zizmor_finds_nothing(tmp_path: Path) -> None:
     replaced by a commit-pinned name, as a team copying them does."""
     copy = tmp_path / "check-workflow.yml"
     copy.write_text(CHECK_WORKFLOW.read_text().replace(f"{DEPSYNC_ACTION}@<full commit sha>", f"example/depsync/.github/actions/depsync-check@{'0' * 40}"))
+    caller = tmp_path / "sync-workflow.yml"
+    caller.write_text(WORKFLOW.read_text().replace(f"{DEPSYNC_SYNC}@<full commit sha>", f"example/depsync/.github/workflows/depsync-sync.yml@{'0' * 40}"))
     zizmor = shutil.which("zizmor", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     assert zizmor, "zizmor is a test dependency"
-    result = subprocess.run([zizmor, "--offline", "--persona", "pedantic", "--format", "json", str(ACTION), str(WORKFLOW), str(copy)], capture_output=True, text=True)
+    result = subprocess.run([zizmor, "--offline", "--persona", "pedantic", "--format", "json", str(ACTION), str(caller), str(SYNC_WORKFLOW), str(copy)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(result.stdout) == []
 

@@ -1,22 +1,25 @@
-"""examples/sync-workflow.yml, its shell steps run for real on clean and conflicting merges.
+"""The reusable sync workflow (.github/workflows/depsync-sync.yml) and the example that calls it,
+run for real on clean merges, code conflicts, repeated runs, a resolution in progress and failures.
 
-The jobs' `run:` scripts are taken from the YAML and run by the stand-in runner of
-test_action.py (bash -eo pipefail, GITHUB_OUTPUT/GITHUB_PATH files, `${{ }}` in env/if/
-outputs) in a fresh clone of a local bare `origin`, as a runner's workspace would be.
+The job's `run:` scripts are taken from the YAML and run by the stand-in runner of
+test_action.py (bash -eo pipefail, GITHUB_OUTPUT/GITHUB_ENV/GITHUB_PATH files, `${{ }}` in
+env/if/with/outputs, `inputs.*` with the workflow_call defaults) in a fresh clone of a local
+bare `origin`, as a runner's workspace would be.
 
 What is stubbed, because it cannot exist here, and how:
 - the GitHub runner (see test_action.py);
-- `uses: actions/checkout`: a real `git clone` of the local bare remote and a checkout of
-  the ref it is given (what the action does, without GitHub's API or the network);
+- `uses: actions/checkout`: a real `git clone` of the local bare remote and a checkout of the
+  ref it is given (what the action does, without GitHub's API or the network);
 - `uses: actions/setup-python`: the test Python's base interpreter as `python` on PATH;
-- `gh`: a fake on PATH that records its arguments and the PR body it was given, and prints
-  a PR URL (opening a PR needs GitHub);
+- `uses: actions/upload-artifact`: copies the uploaded directory aside and records the call;
+- `gh`: a stand-in on PATH with GitHub's state in a JSON file (labels, PRs with title, body,
+  draft flag, labels): `pr create` fails on a label that does not exist or a head branch that
+  was not pushed, as GitHub does; every call is recorded. Opening a PR needs GitHub;
 - DEPSYNC_REQUIREMENT points at a local git repository of this work tree
-  (`depsync @ git+file://localhost/...@<commit>`) instead of github.com: real pip, real git, no network
-  to GitHub;
-- in the relock job the CI image is replaced by the local runner (uv on the host, via the
-  DEPSYNC_LOCK_RUNNER repository variable): the test's package index and git sources live
-  on the host's disk, which a container does not see. The docker runner has its own tests.
+  (`depsync @ git+file://localhost/...@<commit>`) instead of github.com: real pip, real git;
+- the relock runs with the local runner (uv on the host, `lock-runner: local`): the test's
+  package index and git sources live on the host's disk, which a container does not see. The
+  failing relock uses the real Docker engine with an image that does not exist.
 Everything else is real: git merge, commit and push, pip, depsync reconcile/guard, uv.
 """
 
@@ -27,36 +30,102 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import env_for, git
+import yaml
+from conftest import env_for, git, write_files
 from support import git_repo_of_depsync
 from test_action import (
+    SYNC_WORKFLOW,
     WORKFLOW,
     Runner,
     checkout_stub,
     run_job,
     runner_env,
     setup_python_stub,
+    triggers,
 )
 from uvprojects import LocalMaterial
 
-RUN_ID = "4242"
-BRANCH = f"sync/main-into-dev-{RUN_ID}-1"
+BRANCH = "sync/main-into-dev"
+BOT_EMAIL = "depsync-sync@users.noreply.github.com"
 
-FAKE_GH = '''#!{python}
-"""Fake gh: records its arguments and the --body-file content, prints a PR URL."""
-import json, os, sys
+FAKE_GH = r'''#!{python}
+"""A stand-in for gh: GitHub's state (labels, PRs) in a JSON file; every call recorded."""
+import json, os, subprocess, sys
+
 args = sys.argv[1:]
-body = None
-if "--body-file" in args:
-    with open(args[args.index("--body-file") + 1]) as handle:
-        body = handle.read()
-with open(os.environ["FAKE_GH_LOG"], "a") as log:
-    log.write(json.dumps({{"args": args, "body": body, "token": bool(os.environ.get("GH_TOKEN"))}}) + "\\n")
-print("https://github.example.invalid/o/r/pull/1")
+path = os.environ["FAKE_GH_STATE"]
+state = json.load(open(path)) if os.path.exists(path) else {{"labels": [], "prs": [], "calls": []}}
+
+def opt(name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+def opts(name):
+    return [args[i + 1] for i, a in enumerate(args) if a == name]
+
+def fail(message):
+    save()
+    print(message, file=sys.stderr)
+    sys.exit(1)
+
+def save():
+    json.dump(state, open(path, "w"))
+
+body = open(opt("--body-file")).read() if "--body-file" in args else None
+state["calls"].append({{"args": args, "body": body, "token": bool(os.environ.get("GH_TOKEN")), "repo": os.environ.get("GH_REPO")}})
+
+def pr(number):
+    found = [p for p in state["prs"] if str(p["number"]) == number]
+    return found[0] if found else fail(f"no pull request {{number}}")
+
+def known(labels):
+    for label in labels:
+        if label not in state["labels"]:
+            fail(f"could not add label: '{{label}}' not found")
+
+if args[:2] == ["label", "list"]:
+    assert opt("--json") == "name" and opt("--jq") == ".[].name", args
+    search = opt("--search", "").lower()
+    for name in state["labels"]:
+        if search in name.lower():
+            print(name)
+elif args[:2] == ["label", "create"]:
+    if args[2] in state["labels"]:
+        fail(f"label with name \"{{args[2]}}\" already exists; use `--force` to update its color and description")
+    state["labels"].append(args[2])
+elif args[:2] == ["pr", "list"]:
+    assert opt("--state") == "open" and opt("--json") == "number,isDraft,url", args
+    assert opt("--jq") == '.[0] | select(.) | "\\(.number) \\(.isDraft) \\(.url)"', args
+    for p in state["prs"]:
+        if p["state"] == "open" and p["head"] == opt("--head") and p["base"] == opt("--base"):
+            print(f"{{p['number']}} {{str(p['draft']).lower()}} {{p['url']}}")
+            break
+elif args[:2] == ["pr", "create"]:
+    known(opts("--label"))
+    head = opt("--head")
+    pushed = subprocess.run(["git", "-C", os.environ["FAKE_GH_REMOTE"], "rev-parse", "--verify", "--quiet", f"refs/heads/{{head}}"], capture_output=True)
+    if pushed.returncode:
+        fail(f"pull request create failed: Head sha can't be blank, Head ref must be a branch ({{head}})")
+    number = len(state["prs"]) + 1
+    url = f"https://github.example.invalid/{{os.environ.get('GH_REPO')}}/pull/{{number}}"
+    state["prs"].append({{"number": number, "url": url, "head": head, "base": opt("--base"), "title": opt("--title"), "body": body,
+                          "draft": "--draft" in args, "labels": opts("--label"), "state": "open"}})
+    print(url)
+elif args[:2] == ["pr", "edit"]:
+    p = pr(args[2])
+    known(opts("--add-label"))
+    p["title"], p["body"] = opt("--title", p["title"]), body if body is not None else p["body"]
+    p["labels"] = [l for l in p["labels"] + [l for l in opts("--add-label") if l not in p["labels"]] if l not in opts("--remove-label")]
+    print(p["url"])
+elif args[:2] == ["pr", "ready"]:
+    pr(args[2])["draft"] = "--undo" in args
+else:
+    fail(f"gh stand-in: unsupported call {{args}}")
+save()
 '''
 
 
@@ -82,35 +151,68 @@ def publish(repo: Path, dev: str, main: str) -> None:
     git(repo, "push", "-q", "--force", "origin", f"{dev}:refs/heads/dev", f"{main}:refs/heads/main")
 
 
-def make_runner(tmp_path: Path, name: str, remote: Path, material: LocalMaterial, *, uv: bool = False) -> tuple[Runner, Path]:
-    """A fresh runner: its own workspace and RUNNER_TEMP (jobs run on different machines)."""
+def commit_files(repo: Path, branch: str, files: Mapping[str, str], message: str) -> None:
+    git(repo, "checkout", "-q", branch)
+    write_files(repo, dict(files))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+class GitHub:
+    """The gh stand-in's state and the uploaded artifacts, shared by every run of one test."""
+
+    def __init__(self, root: Path, remote: Path) -> None:
+        self.root, self.remote = root, remote
+        self.state_file = root / "github.json"
+        self.artifacts = root / "artifacts"
+        self.tools = root / "tools"
+        self.tools.mkdir(parents=True)
+        (self.tools / "gh").write_text(FAKE_GH.format(python=sys.executable))
+        (self.tools / "gh").chmod(0o755)
+        self.uploads: list[dict[str, str]] = []
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return json.loads(self.state_file.read_text()) if self.state_file.exists() else {"labels": [], "prs": [], "calls": []}
+
+    def calls(self, verb: str) -> list[dict[str, Any]]:
+        return [c for c in self.state["calls"] if c["args"][:2] == verb.split()]
+
+    def upload_stub(self, runner: Runner, inputs: Mapping[str, str], env: Mapping[str, str]) -> tuple[dict[str, str], int]:
+        """actions/upload-artifact: the directory copied aside under the artifact's name."""
+        source = Path(inputs["path"])
+        assert source.is_relative_to(runner.temp), "only RUNNER_TEMP is uploaded, never the workspace"
+        target = self.artifacts / inputs["name"]
+        assert not target.exists(), "artifact names are unique within a run"
+        if source.is_dir() and any(source.iterdir()):
+            shutil.copytree(source, target)
+        else:
+            assert inputs.get("if-no-files-found") == "warn"
+        self.uploads.append(dict(inputs))
+        return {}, 0
+
+
+def make_runner(tmp_path: Path, name: str, github: GitHub, material: LocalMaterial, attempt: int = 1) -> Runner:
+    """A fresh runner: its own workspace and RUNNER_TEMP, the uv of the test venv (the local
+    runner's, standing in for the CI image's) and the gh stand-in on PATH."""
     root = tmp_path / name
-    temp, tools = root / "runner-temp", root / "tools"
+    temp, uv_dir = root / "runner-temp", root / "uv-bin"
     temp.mkdir(parents=True)
-    tools.mkdir()
-    (tools / "gh").write_text(FAKE_GH.format(python=sys.executable))
-    (tools / "gh").chmod(0o755)
+    uv_dir.mkdir()
+    found = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    assert found
+    (uv_dir / "uv").symlink_to(found)
+    (temp / "step-summary.md").write_text("")
     env = runner_env(env_for(material))
-    paths = [str(tools)]
-    if uv:  # the local runner's uv, standing in for the CI image's
-        uv_dir = root / "uv-bin"
-        uv_dir.mkdir()
-        found = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-        assert found
-        (uv_dir / "uv").symlink_to(found)
-        paths.append(str(uv_dir))
-    log = root / "gh.jsonl"
-    env.update(PATH=os.pathsep.join([*paths, env["PATH"]]), GITHUB_RUN_ID=RUN_ID, GITHUB_RUN_ATTEMPT="1", GITHUB_EVENT_NAME="schedule", FAKE_GH_LOG=str(log))
-    stubs = {"actions/checkout": checkout_stub(remote, "dev"), "actions/setup-python": setup_python_stub}
-    return Runner(root / "workspace", temp, env, stubs), log
+    env.update(PATH=os.pathsep.join([str(github.tools), str(uv_dir), env["PATH"]]), GITHUB_RUN_ID="4242", GITHUB_RUN_ATTEMPT=str(attempt),
+               GITHUB_EVENT_NAME="schedule", GITHUB_REPOSITORY="example/project", FAKE_GH_STATE=str(github.state_file), FAKE_GH_REMOTE=str(github.remote))
+    stubs = {"actions/checkout": checkout_stub(github.remote, "dev"), "actions/setup-python": setup_python_stub, "actions/upload-artifact": github.upload_stub}
+    return Runner(root / "workspace", temp, env, stubs)
 
 
-def run_sync_job(runner: Runner, job: str, requirement: str, **kwargs: Any) -> tuple[bool | None, dict[str, str]]:
-    return run_job(runner, WORKFLOW, job, env={"DEPSYNC_REQUIREMENT": requirement}, **kwargs)
-
-
-def gh_calls(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+def run_sync(runner: Runner, requirement: str, **inputs: Any) -> tuple[bool | None, dict[str, str]]:
+    given = {"depsync-requirement": requirement, "lock-runner": "local", "artifact-name": f"depsync-sync-{runner.workspace.parent.name}", **inputs}
+    return run_job(runner, SYNC_WORKFLOW, "sync", inputs=given, secrets={})
 
 
 def remote_head(remote: Path, branch: str) -> str | None:
@@ -122,97 +224,195 @@ def parents(remote: Path, commit: str) -> list[str]:
     return subprocess.run(["git", "-C", str(remote), "rev-list", "--parents", "-n", "1", commit], capture_output=True, text=True, check=True).stdout.split()[1:]
 
 
-def test_a_clean_merge_opens_the_pr_from_the_hosted_job(small_repo: Path, origin: Path, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+def show(remote: Path, ref: str, path: str) -> str:
+    return subprocess.run(["git", "-C", str(remote), "show", f"{ref}:{path}"], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def github(tmp_path: Path, origin: Path) -> GitHub:
+    return GitHub(tmp_path / "github", origin)
+
+
+def conflicting_code(repo: Path) -> None:
+    """dev and main both change app.py (a code conflict) on top of small_repo's triple conflicts."""
+    commit_files(repo, "dev", {"app.py": "print('dev')\n"}, "dev: app.py")
+    commit_files(repo, "main", {"app.py": "print('main')\n", "lib.py": "VALUE = 1\n"}, "main: app.py, lib.py")
+
+
+# -- the workflow files --------------------------------------------------------------------------
+
+def test_the_example_calls_the_reusable_workflow_with_what_it_declares() -> None:
+    """The caller's `with:` and `secrets:` are inputs the reusable workflow declares, its required
+    inputs are given, and the caller grants every permission the called job asks for (GitHub
+    refuses to start a nested job asking for more)."""
+    caller = yaml.safe_load(WORKFLOW.read_text())
+    called = yaml.safe_load(SYNC_WORKFLOW.read_text())
+    declared = triggers(called)["workflow_call"]
+    assert set(triggers(called)) == {"workflow_call"}, "callable only: it never runs on its own"
+    (job,) = caller["jobs"].values()
+    assert job["uses"].startswith("<owner>/depsync/.github/workflows/depsync-sync.yml@")
+    assert set(job["with"]) <= set(declared["inputs"])
+    assert {n for n, spec in declared["inputs"].items() if spec.get("required")} <= set(job["with"])
+    assert set(job.get("secrets", {})) <= set(declared["secrets"])
+    asked = {scope: level for spec in called["jobs"].values() for scope, level in spec["permissions"].items()}
+    assert asked == job["permissions"] and caller["permissions"] == {} and called["permissions"] == {}
+    assert len([line for line in WORKFLOW.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]) <= 20
+
+
+# -- runs ----------------------------------------------------------------------------------------
+
+def test_a_clean_merge_opens_one_ready_pr(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
     repo = small_repo
-    git(repo, "checkout", "-q", "-b", "main-code", "dev")
-    (repo / "app.py").write_text("print('main')\n")
-    git(repo, "add", "app.py")
-    git(repo, "commit", "-qm", "main: code only")
+    git(repo, "branch", "main-code", "dev")
+    commit_files(repo, "main-code", {"app.py": "print('main')\n"}, "main: code only")
     publish(repo, "dev", "main-code")
-    runner, log = make_runner(tmp_path, "hosted", origin, material)
-    ok, outputs = run_sync_job(runner, "sync", requirement)
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(runner, requirement)
     assert ok, runner.describe()
-    merge = runner.step("merge main")
-    assert "conflicts in" not in merge.stdout and merge.outputs["merged"] == "true"
-    assert outputs == {"branch": BRANCH, "relock": "false"}
-    # the relock job does not run
-    assert run_sync_job(make_runner(tmp_path, "self-hosted", origin, material)[0], "relock", requirement, needs={"sync": {"outputs": outputs}})[0] is None
+    assert outputs == {"outcome": "opened", "pull-request": "https://github.example.invalid/example/project/pull/1", "branch": BRANCH, "conflicted": "0"}
+    head = remote_head(github.remote, BRANCH)
+    assert head and parents(github.remote, head) == [remote_head(github.remote, "dev"), remote_head(github.remote, "main")]
+    assert "depsync guard: HEAD keeps dev's triple" in runner.step("guard").stdout
+    (pr,) = github.state["prs"]
+    assert (pr["head"], pr["base"], pr["title"], pr["draft"], pr["labels"]) == (BRANCH, "dev", "Sync main into dev", False, [])
+    assert pr["body"].startswith("## depsync reconcile: `origin/main` into `origin/dev`") and "conflict markers" not in pr["body"]
+    assert all(c["token"] and c["repo"] == "example/project" for c in github.state["calls"])
+    assert github.state["labels"] == []  # nothing to review: no label made
+    # the summary and the plan are kept, and shown as the job summary
+    (upload,) = github.uploads
+    artifact = github.artifacts / upload["name"]
+    assert {"summary.md", "plan.json", "merge.log", "steps.txt"} <= {p.name for p in artifact.iterdir()}
+    assert json.loads((artifact / "plan.json").read_text())["schema"].startswith("depsync.reconcile/")
+    assert (runner.temp / "step-summary.md").read_text().startswith("## depsync reconcile")
 
-    head = remote_head(origin, BRANCH)
-    assert head and parents(origin, head) == [remote_head(origin, "dev"), remote_head(origin, "main")]
-    assert "depsync guard: HEAD keeps dev's triple" in runner.step("guard, push and open the PR").stdout
-    (call,) = gh_calls(log)
-    assert call["args"][:8] == ["pr", "create", "--base", "dev", "--head", BRANCH, "--title", "Sync main into dev"]
-    assert call["token"] and "--label" not in call["args"]
-    assert "not relocked (--no-lock)" in call["body"]  # the PR body is reconcile's summary
+
+def test_code_conflicts_open_a_draft_and_the_next_run_updates_it(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    """small_repo: pyproject.toml, uv.lock and CODEOWNERS conflict and main's zeta pin makes
+    dev's lock stale; app.py conflicts as code. Night 1 opens a draft; on night 2 main has moved
+    and the same PR is updated in place, the branch force-pushed over the bot's own merge."""
+    repo = small_repo
+    conflicting_code(repo)
+    publish(repo, "dev", "main")
+    night1 = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(night1, requirement)
+    assert ok, night1.describe()
+    assert outputs["outcome"] == "opened" and outputs["conflicted"] == "1"
+    assert "conflicts in:" in night1.step("merge main").stdout
+    head1 = remote_head(github.remote, BRANCH)
+    assert head1 and parents(github.remote, head1) == [remote_head(github.remote, "dev"), remote_head(github.remote, "main")]
+    # the triple is dev's and relocked, the code is left with its markers for the resolver
+    assert show(github.remote, BRANCH, ".github/CODEOWNERS") == "* @dev-team\n"
+    assert "<<<<<<<" in show(github.remote, BRANCH, "app.py") and show(github.remote, BRANCH, "lib.py") == "VALUE = 1\n"
+    assert "<<<<<<<" not in show(github.remote, BRANCH, "uv.lock")
+    message = subprocess.run(["git", "-C", str(github.remote), "log", "-1", "--format=%B", BRANCH], capture_output=True, text=True, check=True).stdout
+    assert "Committed with conflict markers, for the resolver (1):\n\tapp.py" in message
+    (pr,) = github.state["prs"]
+    assert pr["draft"] and pr["labels"] == ["needs-review"] and github.state["labels"] == ["needs-review"]  # the label was created first
+    assert "1 code file still conflicted" in pr["body"] and "`app.py`" in pr["body"]
+    assert "relocked with uv" in pr["body"] and "A draft with conflict markers" in pr["body"]
+    assert "Merge with a merge commit, never squash" in pr["body"]
+
+    commit_files(repo, "main", {"lib.py": "VALUE = 2\n"}, "main: lib.py again")
+    publish(repo, "dev", "main")
+    night2 = make_runner(tmp_path, "night-2", github, material)
+    ok, outputs = run_sync(night2, requirement)
+    assert ok, night2.describe()
+    assert outputs["outcome"] == "updated" and outputs["pull-request"] == pr["url"]
+    head2 = remote_head(github.remote, BRANCH)
+    assert head2 != head1 and parents(github.remote, head2)[1] == remote_head(github.remote, "main")
+    assert show(github.remote, BRANCH, "lib.py") == "VALUE = 2\n"
+    (updated,) = github.state["prs"]  # one PR, its body replaced
+    assert updated["number"] == 1 and updated["draft"] and updated["labels"] == ["needs-review"]
+    assert len(github.calls("pr create")) == 1 and len(github.calls("pr edit")) == 1 and len(github.calls("label create")) == 1
+    assert updated["body"] == github.calls("pr edit")[0]["body"] and updated["body"].count("## depsync reconcile") == 1
+    assert len(github.uploads) == 2 and len({u["name"] for u in github.uploads}) == 2
 
 
-def test_a_conflicting_merge_is_reconciled_relocked_and_opened(small_repo: Path, origin: Path, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
-    """small_repo: dev moved eta's pin, main moved zeta's and CODEOWNERS: pyproject.toml and
-    uv.lock conflict, and main's new zeta pin makes dev's lock stale."""
+def test_a_resolution_in_progress_is_never_overwritten(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    repo = small_repo
+    conflicting_code(repo)
+    publish(repo, "dev", "main")
+    assert run_sync(make_runner(tmp_path, "night-1", github, material), requirement)[0]
+    # a person resolves app.py on the sync branch
+    person = tmp_path / "person"
+    subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(github.remote), str(person)], check=True)
+    (person / "app.py").write_text("print('dev and main')\n")
+    git(person, "-c", "user.name=A Person", "-c", "user.email=person@example.invalid", "commit", "-qam", "resolve app.py")
+    git(person, "push", "-q", "origin", BRANCH)
+    resolved = remote_head(github.remote, BRANCH)
+
+    commit_files(repo, "main", {"lib.py": "VALUE = 2\n"}, "main: lib.py again")
+    publish(repo, "dev", "main")
+    night2 = make_runner(tmp_path, "night-2", github, material)
+    ok, outputs = run_sync(night2, requirement)
+    assert ok, night2.describe()
+    assert outputs["outcome"] == "held"
+    assert "has commits that are not the sync bot's" in night2.step("merge main").stdout
+    assert remote_head(github.remote, BRANCH) == resolved and github.calls("pr edit") == []
+    assert not night2.step("reconcile").ran and not night2.step("open or update the PR").ran
+    artifact = github.artifacts / github.uploads[-1]["name"]
+    held = (artifact / "held.md").read_text()
+    assert "1 commit(s)" in held and resolved[:7] in held and "person@" not in held
+    assert "## depsync sync: held" in (night2.temp / "step-summary.md").read_text()
+
+    # once the PR is merged (with a merge commit) the next night syncs again
+    git(person, "fetch", "-q", "origin")
+    git(person, "checkout", "-q", "-B", "dev", "origin/dev")
+    git(person, "-c", "user.name=A Person", "-c", "user.email=person@example.invalid", "merge", "-q", "--no-ff", "-m", "Merge sync PR", f"origin/{BRANCH}")
+    git(person, "push", "-q", "origin", "dev")
+    night3 = make_runner(tmp_path, "night-3", github, material)
+    ok, outputs = run_sync(night3, requirement)
+    assert ok, night3.describe()
+    assert outputs["outcome"] == "updated"  # the PR is still open in the stand-in: updated, not a second one
+    assert show(github.remote, BRANCH, "lib.py") == "VALUE = 2\n" and show(github.remote, BRANCH, "app.py") == "print('dev and main')\n"
+
+
+def test_a_failed_relock_keeps_the_summary_and_the_plan(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path, engine: Any) -> None:
+    """The relock fails (the CI image is not on the engine): nothing is pushed and no PR is
+    touched, but the summary and the plan, with the failure at the top, are uploaded."""
     publish(small_repo, "dev", "main")
-    hosted, hosted_log = make_runner(tmp_path, "hosted", origin, material)
-    ok, outputs = run_sync_job(hosted, "sync", requirement)
-    assert ok, hosted.describe()
-    conflicts = hosted.step("merge main").stdout
-    assert "conflicts in:" in conflicts and "uv.lock" in conflicts and "pyproject.toml" in conflicts
-    assert outputs == {"branch": BRANCH, "relock": "true"}
-    assert not hosted.step("guard, push and open the PR").ran and gh_calls(hosted_log) == []
-    pushed = remote_head(origin, BRANCH)
-    assert pushed is not None
-
-    relocker, log = make_runner(tmp_path, "self-hosted", origin, material, uv=True)
-    ok, _ = run_sync_job(relocker, "relock", requirement, needs={"sync": {"outputs": outputs}}, variables={"DEPSYNC_LOCK_RUNNER": "local"})
-    assert ok, relocker.describe()
-    head = remote_head(origin, BRANCH)
-    assert head and head != pushed  # the merge was amended with the new lock and force-pushed
-    assert parents(origin, head) == [remote_head(origin, "dev"), remote_head(origin, "main")]
-    (call,) = gh_calls(log)
-    assert call["args"][:6] == ["pr", "create", "--base", "dev", "--head", BRANCH]
-    assert "zeta" in call["body"] and "relocked with uv" in call["body"]
-    assert call["body"].startswith("## depsync reconcile: `origin/main` into `origin/dev`")
-
-    # what landed on the branch passes the PR gate
-    clone = tmp_path / "verify"
-    subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(origin), str(clone)], check=True)
-    check = subprocess.run([sys.executable, "-m", "depsync", "check", "--owner-ref", "origin/dev"], cwd=clone, capture_output=True, text=True, env=env_for(material))
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert (clone / ".github" / "CODEOWNERS").read_text() == "* @dev-team\n"  # dev's, not main's
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(runner, requirement, **{"lock-runner": "docker", "ci-image": "depsync-test:does-not-exist"})
+    assert not ok
+    assert runner.step("reconcile").returncode == 2, runner.describe()
+    assert not runner.step("push the sync branch").ran and remote_head(github.remote, BRANCH) is None
+    assert github.state["calls"] == [] and outputs["outcome"] == ""
+    (upload,) = github.uploads
+    artifact = github.artifacts / upload["name"]
+    plan = json.loads((artifact / "plan.json").read_text())
+    assert plan["failure"] and "does-not-exist" in plan["failure"]
+    assert "does-not-exist" in (artifact / "summary.md").read_text()
+    assert "reconcile: failure" in (artifact / "steps.txt").read_text()
+    assert "does-not-exist" in (runner.temp / "step-summary.md").read_text()
 
 
-def test_nothing_to_sync_stops_quietly(small_repo: Path, origin: Path, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
-    publish(small_repo, "dev", "dev~1")  # main is already in dev
-    runner, log = make_runner(tmp_path, "hosted", origin, material)
-    ok, outputs = run_sync_job(runner, "sync", requirement)
-    assert ok, runner.describe()
-    assert "nothing to sync" in runner.step("merge main").stdout
-    assert not runner.step("reconcile the triple").ran and remote_head(origin, BRANCH) is None and gh_calls(log) == []
-    assert outputs["relock"] == ""
-
-
-def test_a_merge_that_fails_otherwise_stops_the_sync(small_repo: Path, origin: Path, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+def test_a_merge_that_fails_otherwise_stops_but_keeps_its_log(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
     git(small_repo, "checkout", "-q", "--orphan", "unrelated")
     git(small_repo, "commit", "-qm", "another history")
     publish(small_repo, "dev", "unrelated")
-    runner, log = make_runner(tmp_path, "hosted", origin, material)
-    ok, _ = run_sync_job(runner, "sync", requirement)
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, _ = run_sync(runner, requirement)
     assert not ok
     merge = runner.step("merge main")
     assert merge.returncode == 128 and "git merge failed (exit 128)" in merge.stdout
-    assert not runner.step("commit the merge").ran and remote_head(origin, BRANCH) is None and gh_calls(log) == []
+    assert not runner.step("commit the merge").ran and remote_head(github.remote, BRANCH) is None and github.state["calls"] == []
+    artifact = github.artifacts / github.uploads[0]["name"]
+    assert "unrelated histories" in (artifact / "merge.log").read_text()
+    assert "merge: failure" in (artifact / "steps.txt").read_text()
 
 
-def test_code_conflicts_are_left_to_a_person(small_repo: Path, origin: Path, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
-    repo = small_repo
-    for branch in ("dev", "main"):
-        git(repo, "checkout", "-q", branch)
-        (repo / "app.py").write_text(f"print('{branch}')\n")
-        git(repo, "add", "app.py")
-        git(repo, "commit", "-qm", f"{branch}: app.py")
-    publish(repo, "dev", "main")
-    runner, log = make_runner(tmp_path, "hosted", origin, material)
-    ok, _ = run_sync_job(runner, "sync", requirement)
-    assert not ok
-    commit = runner.step("commit the merge")
-    assert commit.returncode == 1 and "conflicts outside the dependency files" in commit.stdout and "app.py" in commit.stdout
-    assert remote_head(origin, BRANCH) is None and gh_calls(log) == []
+def test_nothing_to_sync_stops_quietly(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    publish(small_repo, "dev", "dev~1")  # main is already in dev
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(runner, requirement)
+    assert ok, runner.describe()
+    assert outputs["outcome"] == "nothing" and "nothing to sync" in runner.step("merge main").stdout
+    assert not runner.step("reconcile").ran and remote_head(github.remote, BRANCH) is None and github.state["calls"] == []
+
+
+def test_a_bad_branch_input_stops_before_anything(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    publish(small_repo, "dev", "main")
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, _ = run_sync(runner, requirement, **{"sync-branch": "sync/x\nOUT=/tmp/elsewhere"})
+    assert not ok and runner.step("prepare").returncode != 0
+    assert "OUT" not in runner.env and not runner.step("merge main").ran and github.state["calls"] == []
