@@ -269,7 +269,7 @@ def next_steps(result: Reconciliation) -> list[str]:
         )
     if any(str(f.severity) == "error" for f in result.findings):
         steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
-    squash = squashed_report.next_step(result.squashed)
+    squash = squashed_report.next_step(result.squashed, result.merging)
     if squash:
         steps.append(squash)
     steps.append("Commit: " + ("`git commit --no-edit` (concludes the merge)." if result.merging else "`git commit -am \"sync main into dev\"`."))

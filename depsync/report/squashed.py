@@ -75,11 +75,13 @@ def markdown_section(scan: SquashScan, base_sha: str) -> list[str]:
     return lines
 
 
-def next_step(scan: SquashScan) -> str | None:
+def next_step(scan: SquashScan, merging: bool) -> str | None:
     if not scan.findings:
         return None
     command = markdown.code(repair_command(scan.findings[-1]))
-    return f"Repair the squashed sync in dev's history (see above): {command} on dev records main as merged; merge this PR with a merge commit."
+    return ("Merge this PR with a merge commit (never squash or rebase): that records main as merged from here on. To spare this sync "
+            f"the repeated conflicts of the squashed one in dev's history (see above) instead: "
+            f"{'`git merge --abort`, ' if merging else ''}{command} on dev, and sync again.")
 
 
 def warning_lines(scan: SquashScan, base_sha: str) -> list[str]:

@@ -91,7 +91,7 @@ def test_a_rebase_merged_sync_is_reported(small_repo: Path, material: LocalMater
     squashed, summary = _reconcile(repo, material, tmp_path)
     [finding] = squashed["findings"]
     assert finding["kind"] == "rebase" and len(finding["dev_commits"]) == 4 and len(finding["carried"]) == 4
-    assert "rebase-merged sync" in summary
+    assert "rebase-merged sync" in summary and "Merge this PR with a merge commit" in summary
 
 
 def test_a_sync_merged_with_a_merge_commit_is_not_reported(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
