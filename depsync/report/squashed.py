@@ -48,14 +48,21 @@ def headline(scan: SquashScan, base_sha: str) -> str:
     return f" dev carries main's commits without main as a parent (a squash- or rebase-merged sync): the merge-base is stuck at {_short(base_sha)}, see below."
 
 
+_SHOWN = 20  # findings listed in the summary; the plan JSON has them all
+
+
 def markdown_section(scan: SquashScan, base_sha: str) -> list[str]:
+    if scan.error:
+        return ["### Syncs that landed on dev without main as a parent", "", f"Not looked for: {markdown.text(scan.error)}"]
     if not scan.findings:
         return []
     lines = ["### Syncs that landed on dev without main as a parent", "",
              "These dev commits write exactly what main's commits wrote, yet main is not their parent (git does not know main was merged):", ""]
-    for finding in scan.findings:
+    for finding in scan.findings[-_SHOWN:]:
         commits, count = _dev_commits(finding)
         lines.append(f"- {markdown.code(commits)}{count} ({markdown.text(finding.subject)}, {_day(finding.time)}): {_what(finding)}")
+    if len(scan.findings) > _SHOWN:
+        lines.append(f"- and {len(scan.findings) - _SHOWN} older ones (the plan JSON lists them)")
     newest = scan.findings[-1]
     lines += [
         "",
@@ -67,8 +74,8 @@ def markdown_section(scan: SquashScan, base_sha: str) -> list[str]:
         f"merge-base up to main). To record main as merged once, on dev: {markdown.code(repair_command(newest))} "
         f"(dev's files stay as they are; {_short(newest.newest_main)} becomes a parent and the next merge-base), then sync again.",
     ]
-    if newest.left_out:
-        lines.append(f"That also counts the {len(newest.left_out)} commit(s) of main up to {_short(newest.newest_main)} the copy left out as merged "
+    if scan.left_out:
+        lines.append(f"That also counts the {scan.left_out} commit(s) of main up to {_short(newest.newest_main)} the copy left out as merged "
                      "(listed in the plan JSON): bring over any dev wants first.")
     if scan.truncated:
         lines.append(f"(Read the newest {scan.read[0]} of main's and {scan.read[1]} of dev's commits since the merge-base; older ones were not looked at.)")
@@ -86,6 +93,8 @@ def next_step(scan: SquashScan, merging: bool) -> str | None:
 
 def warning_lines(scan: SquashScan, base_sha: str) -> list[str]:
     """guard's warning (stderr): not this merge's fault, so no violation; plain text, one finding a line."""
+    if scan.error:
+        return [f"depsync guard: warning: squash-merged syncs in dev's history not looked for: {markdown.clean(scan.error)}"]
     if not scan.findings:
         return []
     lines = [f"depsync guard: warning: dev carries main's commits without main as a parent, so the merge-base is stuck at {_short(base_sha)}:"]
@@ -94,7 +103,8 @@ def warning_lines(scan: SquashScan, base_sha: str) -> list[str]:
         lines.append(f"  {commits}{count} \"{markdown.clean(finding.subject)[:120]}\": {_what(finding)}")
     newest = scan.findings[-1]
     lines.append(f"  each sync merges main's changes since {_short(base_sha)} again (the same conflicts) and dev's history reads main's values as dev's own;")
-    lines.append(f"  repair: merge sync PRs with a merge commit; to record main as merged once, on dev: {repair_command(newest)} (dev's files unchanged)")
+    left = f"; it counts the {scan.left_out} commit(s) of main the copy left out as merged too" if scan.left_out else ""
+    lines.append(f"  repair: merge sync PRs with a merge commit; to record main as merged once, on dev: {repair_command(newest)} (dev's files unchanged{left})")
     if scan.truncated:
         lines.append(f"  (read the newest {scan.read[0]} of main's and {scan.read[1]} of dev's commits since the merge-base)")
     return lines
@@ -105,6 +115,7 @@ def to_json(scan: SquashScan, base_sha: str) -> dict[str, Any]:
         "merge_base": base_sha,
         "truncated": scan.truncated,
         "commits_read": {"main": scan.read[0], "dev": scan.read[1]},
+        "error": scan.error or None,
         "findings": [
             {
                 "kind": f.kind,

@@ -56,3 +56,10 @@ def test_guards_warning_is_plain_text_on_one_line_each() -> None:
     assert lines[1].startswith('  5555555555 "Sync <b>main</b> @org/team ::warning::x": a squash-merged sync')
     assert all("\r" not in line and "\n" not in line for line in lines)
     assert "git merge -s ours 1234567890" in lines[-1]
+
+
+def test_a_history_that_could_not_be_read_is_said() -> None:
+    scan = SquashScan(error="git log: fatal: bad object")
+    assert "Not looked for: git log: fatal: bad object" in to_markdown(_result(scan))
+    assert json.loads(to_json(_result(scan)))["squashed_syncs"]["error"] == "git log: fatal: bad object"
+    assert squashed_report.warning_lines(scan, BASE) == ["depsync guard: warning: squash-merged syncs in dev's history not looked for: git log: fatal: bad object"]

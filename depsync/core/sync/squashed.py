@@ -62,6 +62,12 @@ class SquashScan:
     findings: tuple[SquashedSync, ...] = ()
     truncated: bool = False
     read: tuple[int, int] = field(default=(0, 0))  # (main's commits, dev's commits) read
+    error: str = ""  # the histories could not be read: why (nothing was looked at)
+
+    @property
+    def left_out(self) -> int:
+        """main's commits up to the newest carried that no finding carried: a repair counts them as merged too."""
+        return sum(len(f.left_out) for f in self.findings)
 
 
 def _writes(commit: HistoryCommit) -> list[tuple[str, str]]:
