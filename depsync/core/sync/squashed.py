@@ -17,7 +17,7 @@ few fixes out of many is neither: it carries too few of what main had by then.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 # the empty file (SHA-1 and SHA-256 repositories): an `__init__.py` both sides added is no evidence
@@ -128,7 +128,7 @@ def squashed_syncs(main: Sequence[HistoryCommit], dev: Sequence[HistoryCommit]) 
             # one by one, every main commit with content could have been copied (none is overwritten)
             eligible = {i for i in range(floor + 1, newest + 1) if index.writes[i]} | set(carried)
             last = run[-1][0]
-            if 2 * len(carried) >= len(eligible) + index.moved_on(newest, last.time):
+            if _covers(len(carried), len(eligible), lambda: index.moved_on(newest, last.time)):
                 found.append(_finding("rebase", [c for c, _ in run], carried, eligible, index))
                 floor = newest
         run.clear()
@@ -149,11 +149,17 @@ def squashed_syncs(main: Sequence[HistoryCommit], dev: Sequence[HistoryCommit]) 
         newest = max(carried)
         # a squash holds main's content at `newest`: what was overwritten by then cannot show
         eligible = {i for i in range(floor + 1, newest + 1) if index.survives_until[i] >= newest} | carried
-        if 2 * len(carried) >= len(eligible) + index.moved_on(newest, commit.time):
+        if _covers(len(carried), len(eligible), lambda: index.moved_on(newest, commit.time)):
             found.append(_finding("squash", [commit], sorted(carried), eligible, index))
             floor = newest
     close_run()
     return found
+
+
+def _covers(carried: int, eligible: int, moved_on: Callable[[], int]) -> bool:
+    """At least half of what the copy could have carried, counting main's commits it left out though
+    they were on main well before it (asked only when the rest holds: it walks main's newer commits)."""
+    return 2 * carried >= eligible and 2 * carried >= eligible + moved_on()
 
 
 def _finding(kind: str, commits: list[HistoryCommit], carried: list[int], eligible: set[int], index: _Main) -> SquashedSync:
