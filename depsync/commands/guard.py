@@ -31,7 +31,9 @@ from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.sync.surface import unsanctioned
 from depsync.core.trust import is_full_commit
 from depsync.errors import DepsyncError
+from depsync.report import squashed as squashed_report
 from depsync.shell import git, trusted_config
+from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.workspace import FileReader
 
 
@@ -99,6 +101,8 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     if config is None or options.dev:
         config = trusted_config.owner_config(root, dev)  # the dev parent: the owner's side of this merge
     base = git.merge_base(root, dev, main)
+    for line in squashed_report.warning_lines(squashed_syncs_on(root, dev, main, base), base):
+        print(line, file=sys.stderr)  # dev's past, not this merge's doing: said, never a violation
     here, at_dev, at_main, at_base = (FileReader(root, c) for c in (commit, dev, main, base))
     dev_short, main_short = git.short(root, dev), git.short(root, main)
     violations: list[Violation] = []

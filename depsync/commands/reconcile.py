@@ -56,6 +56,7 @@ from depsync.shell.fileio import (
 from depsync.shell.runners.choose import IMAGE_HINTS
 from depsync.shell.runners.protocol import Runner
 from depsync.shell.surface_evidence import merged_code_uses
+from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.uv import error_summary, output_tail
 from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
 
@@ -241,6 +242,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift, evidence_fetches=fetches)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     result.taken_from_main = taken
+    result.squashed = squashed_syncs_on(root, dev_commit, main_commit, base_commit)
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
         if path not in (config.pyproject, config.lock, *taken) and current != data:

@@ -17,6 +17,7 @@ from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
 from depsync.report import dependencies as surface_report
 from depsync.report import markdown
+from depsync.report import squashed as squashed_report
 from depsync.report.lockdiff import counts_line
 from depsync.report.lockdiff import to_markdown as lockdiff_markdown
 
@@ -122,6 +123,9 @@ def _headline(result: Reconciliation) -> list[str]:
         lines = [f"**Needs review**: {rate}."]
     else:
         lines = [f"**Ready**: {rate}."]
+    squash = squashed_report.headline(result.squashed, result.base_sha)
+    if squash and not result.failure:
+        lines[0] += squash
     return lines
 
 
@@ -265,6 +269,9 @@ def next_steps(result: Reconciliation) -> list[str]:
         )
     if any(str(f.severity) == "error" for f in result.findings):
         steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
+    squash = squashed_report.next_step(result.squashed, result.merging)
+    if squash:
+        steps.append(squash)
     steps.append("Commit: " + ("`git commit --no-edit` (concludes the merge)." if result.merging else "`git commit -am \"sync main into dev\"`."))
     steps.append("Before pushing: `depsync guard` (the sync merge keeps dev's triple with main reconciled).")
     return steps
@@ -279,6 +286,7 @@ def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
     def render() -> list[str]:
         sections = [
             [title, "", *_headline(result), "", refs],
+            squashed_report.markdown_section(result.squashed, result.base_sha),
             _review_section(result, "review" in compact),
             _sources_section(result, "sources" in compact),
             _other_evidence(result, "evidence" in compact),
@@ -348,6 +356,7 @@ def to_json(result: Reconciliation) -> str:
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
         "taken_from_main": result.taken_from_main,
+        "squashed_syncs": squashed_report.to_json(result.squashed, result.base_sha),
         "lock": {
             "state": result.lock.state,
             "note": result.lock.note,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from depsync.core.redact import redact
+from depsync.core.sync.squashed import HistoryCommit
 from depsync.core.trust import project_relative, require_ref
 from depsync.errors import DepsyncError
 from depsync.shell import process, signals
@@ -232,6 +233,39 @@ def path_history(root: Path, rev: str, path: str) -> list[PathChange]:
         old, new = fields[2], fields[3]
         changes.append(PathChange(commit, tuple(parents), int(when or 0), subject, None if old == _NO_BLOB else old, None if new == _NO_BLOB else new))
     return changes
+
+
+def commit_writes(root: Path, exclude: str, tip: str, *, first_parent: bool = False, since: int | None = None,
+                  max_count: int = 5000) -> tuple[list[HistoryCommit], bool]:
+    """The non-merge commits reachable from tip and not from exclude (first-parent only when asked,
+    stopping at the first older than `since`), newest first, each with the blob it wrote per
+    path (gitlinks left out), and whether max_count cut the list: one `git log --raw -z`."""
+    require_ref(exclude)
+    require_ref(tip)
+    args = ["log", "--no-merges", "--raw", "--no-abbrev", "--no-renames", "-z", "--format=%x1e%H%x1f%ct%x1f%s", f"--max-count={max_count + 1}"]
+    args += ["--first-parent"] if first_parent else ["--topo-order"]
+    args += [f"--since=@{since}"] if since is not None else []
+    result = _git(root, *args, "--end-of-options", tip, f"^{exclude}")
+    commits: list[HistoryCommit] = []
+    changes: dict[str, str | None] = {}
+    pending: tuple[str, bool] | None = None  # a raw line's (new blob, is a gitlink), its path next
+    for token in result.stdout.decode(errors="replace").split("\0"):
+        if pending is not None:
+            if not pending[1]:
+                changes[token] = None if pending[0].strip("0") == "" else pending[0]
+            pending = None
+            continue
+        token = token.removeprefix("\n")
+        if token.startswith("\x1e"):  # a header; a subject cannot hold a NUL, so it ends here
+            sha, _, rest = token[1:].partition("\x1f")
+            when, _, subject = rest.partition("\x1f")
+            changes = {}
+            commits.append(HistoryCommit(sha, int(when or 0), subject, changes))
+        elif token.startswith(":"):
+            fields = token[1:].split()
+            if len(fields) >= 4:
+                pending = (fields[3], "160000" in (fields[0], fields[1]))
+    return commits[:max_count], len(commits) > max_count
 
 
 def describe_ref(root: Path, commit: str) -> str:

@@ -15,6 +15,7 @@ from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision
+from depsync.core.sync.squashed import SquashScan
 from depsync.core.sync.surface import EntryDecision
 
 # the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
@@ -57,6 +58,7 @@ class Reconciliation:
     config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
     hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
     evidence_fetches: list[dict[str, Any]] = field(default_factory=list)  # source-repository fetches: url, asked, bytes, seconds, outcome
+    squashed: SquashScan = field(default_factory=SquashScan)  # syncs that landed on dev without main as a parent
 
     @property
     def dev_commit(self) -> str:
