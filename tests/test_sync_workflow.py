@@ -416,3 +416,40 @@ def test_a_bad_branch_input_stops_before_anything(small_repo: Path, github: GitH
     ok, _ = run_sync(runner, requirement, **{"sync-branch": "sync/x\nOUT=/tmp/elsewhere"})
     assert not ok and runner.step("prepare").returncode != 0
     assert "OUT" not in runner.env and not runner.step("merge main").ran and github.state["calls"] == []
+
+
+def test_a_squash_merged_sync_is_reported_on_the_next_night(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    """Night 1's PR is merged with GitHub's "Squash and merge": main's changes land on dev as one
+    commit without main as a parent. Night 2 merges the same changes again from the old
+    merge-base (the file main changed since conflicts), and the new PR says why, with the repair."""
+    repo = small_repo
+    git(repo, "branch", "main-code", "dev")
+    for name in ("a", "b", "c"):
+        commit_files(repo, "main-code", {f"src/{name}.py": f"{name.upper()} = 1\n"}, f"main: {name}")
+    publish(repo, "dev", "main-code")
+    assert run_sync(make_runner(tmp_path, "night-1", github, material), requirement)[0]
+    # the squash merge, as GitHub makes it; the stand-in's PR is merged
+    person = tmp_path / "person"
+    subprocess.run(["git", "clone", "-q", "-b", "dev", str(github.remote), str(person)], check=True)
+    git(person, "merge", "-q", "--squash", f"origin/{BRANCH}")
+    git(person, "-c", "user.name=A Person", "-c", "user.email=person@example.invalid", "commit", "-qm", "Sync main into dev (#1)")
+    git(person, "push", "-q", "origin", "dev")
+    state = github.state
+    state["prs"][0]["state"] = "merged"
+    github.state_file.write_text(json.dumps(state))
+
+    git(repo, "fetch", "-q", "origin")
+    commit_files(repo, "main-code", {"src/a.py": "A = 2\n"}, "main: a again")
+    git(repo, "push", "-q", "--force", "origin", "main-code:refs/heads/main")
+    night2 = make_runner(tmp_path, "night-2", github, material)
+    ok, outputs = run_sync(night2, requirement)
+    assert ok, night2.describe()
+    assert outputs["outcome"] == "opened" and outputs["conflicted"] == "1"  # src/a.py, merged again from the old base
+    new = github.state["prs"][-1]
+    assert new["number"] == 2 and new["draft"]
+    assert "Syncs that landed on dev without main as a parent" in new["body"] and "the merge-base is stuck at" in new["body"]
+    assert "git merge -s ours" in new["body"]
+    guard = night2.step("guard")
+    assert "without main as a parent" in guard.stdout + guard.stderr
+    plan = json.loads((github.artifacts / github.uploads[-1]["name"] / "plan.json").read_text())
+    assert len(plan["squashed_syncs"]["findings"]) == 1
