@@ -310,6 +310,8 @@ def test_code_conflicts_open_a_draft_and_the_next_run_updates_it(small_repo: Pat
     assert pr["draft"] and pr["labels"] == ["needs-review"] and github.state["labels"] == ["needs-review"]  # the label was created first
     assert "1 code file still conflicted" in pr["body"] and "`app.py`" in pr["body"]
     assert "relocked with uv" in pr["body"] and "A draft with conflict markers" in pr["body"]
+    # what the first (unlocked) reconcile did is still said after the relock
+    assert "### Files restored to dev's version\n\n- `.github/CODEOWNERS`" in pr["body"]
     assert "Merge with a merge commit, never squash" in pr["body"]
 
     commit_files(repo, "main", {"lib.py": "VALUE = 2\n"}, "main: lib.py again")
