@@ -371,7 +371,9 @@ def test_a_resolution_in_progress_is_never_overwritten(small_repo: Path, github:
 
 def test_a_failed_relock_keeps_the_summary_and_the_plan(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path, engine: Any) -> None:
     """The relock fails (the CI image is not on the engine): nothing is pushed and no PR is
-    touched, but the summary and the plan, with the failure at the top, are uploaded."""
+    touched, but the summary and the plan, with the failure at the top and the code files still
+    to resolve, are uploaded."""
+    conflicting_code(small_repo)
     publish(small_repo, "dev", "main")
     runner = make_runner(tmp_path, "night-1", github, material)
     ok, outputs = run_sync(runner, requirement, **{"lock-runner": "docker", "ci-image": "depsync-test:does-not-exist"})
@@ -383,6 +385,7 @@ def test_a_failed_relock_keeps_the_summary_and_the_plan(small_repo: Path, github
     artifact = github.artifacts / upload["name"]
     plan = json.loads((artifact / "plan.json").read_text())
     assert plan["failure"] and "does-not-exist" in plan["failure"]
+    assert plan["unmerged"] == ["app.py"]
     assert "does-not-exist" in (artifact / "summary.md").read_text()
     assert "reconcile: failure" in (artifact / "steps.txt").read_text()
     assert "does-not-exist" in (runner.temp / "step-summary.md").read_text()

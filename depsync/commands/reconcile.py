@@ -360,6 +360,7 @@ def run(options: ReconcileOptions) -> int:
     except Exception as exc:  # a failed step: the files go back, the plan and the failure are still reported
         snapshot.restore()
         result.failure = " ".join(_for_reconcile(_message(exc)).split())
+        result.unmerged = sorted(unmerged - set(_top_relative(options.root, list(targets))))  # still to do after the fix
         if result.lock.state == "pending":
             result.lock = LockOutcome("failed", f"relock failed: {result.failure}", uv_output=result.lock.uv_output)
         if result.lock.uv_output:  # uv's own words, as it wrapped them: the one-line error cuts the reason

@@ -248,17 +248,19 @@ def _check_section(result: Reconciliation, compact: bool) -> list[str]:
 
 def next_steps(result: Reconciliation) -> list[str]:
     """What is left to do after this run, in order, as commands."""
+    files = ", ".join(f"{_code(p)}" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
+    resolve = f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them."
     if result.failure:
         return [
             "Fix the failure above, then rerun `depsync reconcile` (the work tree is as it was before it ran).",
             "Or apply the plan without relocking now: `depsync reconcile --no-lock`, and relock later with `depsync lock`.",
+            *([resolve] if result.unmerged else []),
         ]
     steps = []
     if result.dry_run:
         steps.append("Apply this plan: rerun `depsync reconcile` without `--dry-run`.")
     if result.unmerged:
-        files = ", ".join(f"{_code(p)}" for p in result.unmerged[:30]) + (f" and {len(result.unmerged) - 30} more" if len(result.unmerged) > 30 else "")
-        steps.append(f"Resolve the files still conflicted ({len(result.unmerged)}, from `git diff --name-only --diff-filter=U`): {files}; then `git add` them.")
+        steps.append(resolve)
     if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
     if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata) or any(d.needs_review for d in result.dependencies):

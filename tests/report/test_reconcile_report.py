@@ -103,6 +103,9 @@ def test_a_failure_heads_the_summary_and_changes_the_next_steps() -> None:
     assert text.splitlines()[2].startswith("**Failed**: image x is not on this engine")
     assert "rerun `depsync reconcile`" in next_steps(result)[0]
     assert json.loads(to_json(result))["status"] == "failed"
+    assert len(next_steps(result)) == 2
+    left = reconciliation(sample_decisions(), lock=LockOutcome("failed", "relock failed"), failure="relock failed", unmerged=["app.py"])
+    assert "Resolve the files still conflicted (1" in next_steps(left)[-1] and json.loads(to_json(left))["unmerged"] == ["app.py"]
 
 
 def test_secrets_in_sources_are_masked_in_both_reports() -> None:
