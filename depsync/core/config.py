@@ -48,7 +48,7 @@ _KEYS = {
     "dockerfiles": 'Dockerfiles to check: paths, or tables { path = "...", build-args = { IMAGE_TYPE = "lts" } }',
     "owner-ref": "git ref that owns the triple and the protected paths (default origin/dev)",
     "upstream-ref": "git ref synced into the owner (default origin/main)",
-    "protected-paths": "paths that must be identical to the owner ref",
+    "protected-paths": "paths that must be identical to the owner ref (check adds the owner ref's own list: a change cannot unprotect a path)",
     "take-from-main": "reconcile: paths or globs taken wholesale from main (guard checks them against main)",
     "allowed-hosts": "hosts git/url sources may point to (empty: any)",
     "severity": 'per-rule severity: { rule-id = "error" | "warning" | "info" | "off" }',

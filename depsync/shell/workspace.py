@@ -161,8 +161,11 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     members = _workspace_members(root, pyproject) if ref is None else None
 
     table = pyproject.depsync_config
+    # the owner's committed list counts too: a PR cannot unprotect a path by editing its own config
+    owner_paths, owner_configured = _owner_protected_paths(root, config)
+    config = config.with_overrides(protected_paths=tuple(dict.fromkeys((*config.protected_paths, *owner_paths))))
     protected, note, skipped_why = _protected(
-        root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in table, paths_configured="protected-paths" in table
+        root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in table, paths_configured="protected-paths" in table or owner_configured
     )
     if skipped_why:
         from depsync.report import ui
@@ -294,6 +297,28 @@ def _protected(
             status = "differs"
         out.append(ProtectedFile(path, status))
     return tuple(out), "", ""
+
+
+def _owner_protected_paths(root: Path, config: Config) -> tuple[tuple[str, ...], bool]:
+    """(the protected paths the owner ref's committed config has, whether it names them); nothing
+    outside a repository, without the owner ref, or when its pyproject is missing, mid-merge or not
+    valid (the tree's list stands alone then)."""
+    from depsync.shell import git
+    if not git.is_repository(root):
+        return (), False
+    try:
+        git.resolve(root, config.owner_ref)
+    except DepsyncError:
+        return (), False
+    pyproject_path = config.pyproject
+    text = FileReader(root, config.owner_ref).read_text(pyproject_path, required=False)
+    if text is None or conflict_marker_lines(text):
+        return (), False
+    try:
+        table = Pyproject.from_text(text, pyproject_path).depsync_config
+        return load_config(table, text, pyproject_path).protected_paths, "protected-paths" in table
+    except DepsyncError:
+        return (), False
 
 
 def _on_upstream(root: Path, checked: str, ref: str | None, upstream_ref: str) -> bool:
