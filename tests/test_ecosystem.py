@@ -28,7 +28,9 @@ def test_composite_action_and_sync_workflow_parse_and_use_depsync() -> None:
     steps = " ".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "check" in steps and "--format github" in steps
     assert '"diff"' in (REPO / ".github" / "actions" / "depsync-check" / "summary.py").read_text()
-    workflow = yaml.safe_load((REPO / "examples" / "sync-workflow.yml").read_text())
+    caller = yaml.safe_load((REPO / "examples" / "sync-workflow.yml").read_text())
+    assert all(job["uses"].split("@")[0].endswith("/.github/workflows/depsync-sync.yml") for job in caller["jobs"].values())
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "depsync-sync.yml").read_text())
     runs = " ".join(step.get("run", "") for job in workflow["jobs"].values() for step in job["steps"])
-    for needle in ("git merge --no-commit --no-ff", "reconcile", "guard", "gh pr create"):
+    for needle in ("git merge --no-commit --no-ff", "reconcile", "guard", "gh pr create", "gh pr edit", "--force-with-lease"):
         assert needle in runs

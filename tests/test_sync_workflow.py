@@ -98,10 +98,10 @@ elif args[:2] == ["label", "create"]:
         fail(f"label with name \"{{args[2]}}\" already exists; use `--force` to update its color and description")
     state["labels"].append(args[2])
 elif args[:2] == ["pr", "list"]:
-    assert opt("--state") == "open" and opt("--json") == "number,isDraft,url", args
-    assert opt("--jq") == '.[0] | select(.) | "\\(.number) \\(.isDraft) \\(.url)"', args
+    assert opt("--state") == "open" and opt("--json") == "number,isDraft,url,isCrossRepository", args
+    assert opt("--jq") == 'map(select(.isCrossRepository | not)) | .[0] | select(.) | "\\(.number) \\(.isDraft) \\(.url)"', args
     for p in state["prs"]:
-        if p["state"] == "open" and p["head"] == opt("--head") and p["base"] == opt("--base"):
+        if p["state"] == "open" and p["head"] == opt("--head") and p["base"] == opt("--base") and not p.get("cross"):
             print(f"{{p['number']}} {{str(p['draft']).lower()}} {{p['url']}}")
             break
 elif args[:2] == ["pr", "create"]:
@@ -458,3 +458,23 @@ def test_a_squash_merged_sync_is_reported_on_the_next_night(small_repo: Path, gi
     assert "without main as a parent" in guard.stdout + guard.stderr
     plan = json.loads((github.artifacts / github.uploads[-1]["name"] / "plan.json").read_text())
     assert len(plan["squashed_syncs"]["findings"]) == 1
+
+
+def test_a_forks_pr_of_the_same_branch_name_is_not_ours_and_drafts_can_be_off(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str,
+                                                                               tmp_path: Path) -> None:
+    """`gh pr list --head` matches the branch name only: a fork's PR from its own
+    `sync/main-into-dev` is left alone. With `drafts: false` (plans without draft PRs) the PR
+    that needs review is opened ready, with the label."""
+    conflicting_code(small_repo)
+    publish(small_repo, "dev", "main")
+    fork = {"number": 1, "url": "https://github.example.invalid/fork/pull/1", "head": BRANCH, "base": "dev", "title": "not ours", "body": "fork",
+            "draft": False, "labels": [], "state": "open", "cross": True}
+    github.state_file.write_text(json.dumps({"labels": [], "prs": [fork], "calls": []}))
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(runner, requirement, drafts=False)
+    assert ok, runner.describe()
+    assert outputs["outcome"] == "opened" and outputs["conflicted"] == "1"
+    theirs, ours = github.state["prs"]
+    assert theirs == fork and github.calls("pr edit") == []
+    assert ours["number"] == 2 and not ours["draft"] and ours["labels"] == ["needs-review"]
+    assert "A draft with conflict markers" in ours["body"]  # the resolver's instructions still come with it
