@@ -149,3 +149,18 @@ def test_the_listing_is_cheap(engine, tmp_path: Path, made: list[str]) -> None: 
         api.close()
     print(f"pruning with nothing to remove: {per_run * 1000:.1f} ms per run")
     assert per_run < 0.5
+
+
+def test_prune_caches_only_prunes(engine, tmp_path: Path, made: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """`depsync lock --prune-caches` needs no project and locks nothing."""
+    stale = labelled(engine, made, str(tmp_path / "deleted-clone"))
+    kept = labelled(engine, made, str(tmp_path))
+    project = indexed_project(tmp_path / "proj")
+    command = [sys.executable, "-m", "depsync", "lock", "--prune-caches"]
+    first = subprocess.run([*command, str(project)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert any(line.startswith("depsync: removed ") and stale in line for line in first.stderr.splitlines()), first.stderr
+    assert not exists(engine, stale) and exists(engine, kept)
+    assert not (project / "uv.lock").exists() and not exists(engine, project_cache_volume(project))
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 0 and "depsync: no uv cache volumes of checkouts that no longer exist" in again.stderr, again.stderr

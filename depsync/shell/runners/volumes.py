@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from depsync.core.redact import redact
+from depsync.errors import DepsyncError
 from depsync.shell.runners.containers import ROLE_LABEL
 from depsync.shell.runners.engine import (
     EngineAPI,
@@ -44,6 +46,9 @@ CACHE_ROLE = "cache"
 
 
 PRUNE_LIMIT = 8  # removals a run attempts; more are left for the next runs
+
+
+MANUAL_PRUNE_LIMIT = 1000  # `depsync lock --prune-caches`: the operator asked, so all of them (within reason)
 
 
 PRUNE_TIMEOUT = 10.0  # s, for each engine request of the pruning (the run's own requests keep theirs)
@@ -157,10 +162,11 @@ def create_cache_volume(engine: EngineAPI, volume: str, project: Path | None) ->
     engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": labels})
 
 
-def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: int = PRUNE_LIMIT) -> tuple[list[str], int]:
+def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: int = PRUNE_LIMIT, *, strict: bool = False) -> tuple[list[str], int]:
     """Remove this machine's and uid's cache volumes whose checkout is gone: (the names removed,
     how many more are left for later runs). One filtered listing (unused volumes only), then at
-    most `limit` removals; whatever the engine refuses or fails to answer is left as it is."""
+    most `limit` removals; whatever the engine refuses or fails to answer is left as it is
+    (strict: a listing that fails is a DepsyncError, for the operator who asked)."""
     host, uid = machine(), os.getuid()
     filters = {"label": [f"{ROLE_LABEL}={CACHE_ROLE}", f"{HOST_LABEL}={host}", f"{UID_LABEL}={uid}"], "dangling": ["true"]}
     removed: list[str] = []
@@ -176,8 +182,11 @@ def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: in
             except EngineError:
                 continue  # in use since the listing (409), removed by another run (404): left
             removed.append(name)
-    except (EngineError, EngineLost):
-        pass  # housekeeping only: the lock goes on, and so does the next run's pruning
+    except (EngineError, EngineLost) as exc:
+        if strict:
+            reason = exc.explanation if isinstance(exc, EngineError) else exc.reason
+            raise DepsyncError(f"the Docker engine did not list the cache volumes ({redact(reason)[:200]}); none was removed") from None
+        # housekeeping only: the lock goes on, and so does the next run's pruning
     finally:
         engine.timeout = saved
     return removed, max(0, len(stale) - limit)
@@ -190,3 +199,15 @@ def pruned_note(removed: list[str], left: int) -> str | None:
     plural = "s" if len(removed) != 1 else ""
     more = f"; {left} more on later runs" if left else ""
     return f"removed {len(removed)} uv cache volume{plural} of checkouts that no longer exist: {', '.join(removed)}{more}"
+
+
+def prune_now() -> str:
+    """`depsync lock --prune-caches`: prune on the engine the docker runner would use; the line to say."""
+    from depsync.shell.runners.engine import client
+
+    engine = client()  # no engine: one line saying what to do
+    try:
+        removed, left = prune_cache_volumes(engine, limit=MANUAL_PRUNE_LIMIT, strict=True)
+    finally:
+        engine.close()
+    return pruned_note(removed, left) or "no uv cache volumes of checkouts that no longer exist (on this machine, for this uid)"
