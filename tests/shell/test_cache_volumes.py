@@ -1,21 +1,29 @@
-"""Which uv cache volumes a run removes: the pure choice, no engine (volumes.stale_volumes)."""
+"""Which uv cache volumes a run removes (the pure choice, volumes.stale_volumes), and an engine that does not answer: no engine needed."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from depsync.errors import DepsyncError
+from depsync.shell.runners.endpoint import Endpoint
+from depsync.shell.runners.engine import EngineAPI
 from depsync.shell.runners.volumes import (
     HOST_LABEL,
     PATH_LABEL,
     UID_LABEL,
     cache_volume_name,
     checkout_gone,
+    machine,
     owner_labels,
+    prune_cache_volumes,
     pruned_note,
     stale_volumes,
 )
@@ -55,6 +63,16 @@ def test_a_new_volume_names_its_owner() -> None:
     assert owner_labels("/work/here", UID, HOST) == {"io.depsync.role": "cache", PATH_LABEL: "/work/here", UID_LABEL: "1000", HOST_LABEL: HOST}
 
 
+def test_this_machine_is_its_machine_id_and_hostname() -> None:
+    import socket
+
+    try:
+        machine_id = Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        pytest.skip("no /etc/machine-id here")
+    assert machine() == f"{machine_id}/{socket.gethostname()}"
+
+
 def test_a_path_that_is_not_utf8_is_never_labelled_for_pruning() -> None:
     path = os.fsdecode(b"/work/caf\xe9")
     assert owner_labels(path, UID, HOST) == {"io.depsync.role": "cache"}
@@ -84,3 +102,15 @@ def test_the_note_names_what_was_removed() -> None:
     assert pruned_note([], 0) is None
     assert pruned_note(["depsync-uv-cache-1-aaaaaaaaaaaaaaaa"], 0) == "removed 1 uv cache volume of checkouts that no longer exist: depsync-uv-cache-1-aaaaaaaaaaaaaaaa"
     assert pruned_note(["a", "b"], 3) == "removed 2 uv cache volumes of checkouts that no longer exist: a, b; 3 more on later runs"
+
+
+def test_an_engine_that_does_not_answer_only_skips_the_pruning(tmp_path: Path) -> None:
+    """In a lock, pruning is housekeeping: no answer is nothing removed. Asked for by the
+    operator (`--prune-caches`), it is one line, exit 2."""
+    nobody = EngineAPI(Endpoint(f"unix://{tmp_path}/no.sock", "DOCKER_HOST"))
+    assert prune_cache_volumes(nobody) == ([], 0)
+    with pytest.raises(DepsyncError, match="did not list the cache volumes"):
+        prune_cache_volumes(nobody, strict=True)
+    result = subprocess.run([sys.executable, "-m", "depsync", "lock", "--prune-caches"], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"})
+    assert result.returncode == 2 and "no Docker engine answers" in result.stderr, result.stderr

@@ -170,10 +170,15 @@ def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: in
     host, uid = machine(), os.getuid()
     filters = {"label": [f"{ROLE_LABEL}={CACHE_ROLE}", f"{HOST_LABEL}={host}", f"{UID_LABEL}={uid}"], "dangling": ["true"]}
     removed: list[str] = []
-    stale: list[str] = []
     saved, engine.timeout = engine.timeout, min(engine.timeout, PRUNE_TIMEOUT)
     try:
-        listed = engine.json("GET", "/volumes", params={"filters": json.dumps(filters)})
+        try:
+            listed = engine.json("GET", "/volumes", params={"filters": json.dumps(filters)})
+        except (EngineError, EngineLost) as exc:
+            if strict:
+                reason = exc.explanation if isinstance(exc, EngineError) else exc.reason
+                raise DepsyncError(f"the Docker engine did not list the cache volumes ({redact(reason)[:200]}); none was removed") from None
+            return [], 0  # housekeeping only: the lock goes on, and so does the next run's pruning
         volumes = listed.get("Volumes") or []
         stale = stale_volumes([v for v in volumes if isinstance(v, dict)] if isinstance(volumes, list) else [], host, uid, checkout_gone, keep)
         for name in stale[:limit]:
@@ -181,12 +186,9 @@ def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: in
                 engine.call("DELETE", f"/volumes/{quote_segment(name)}")
             except EngineError:
                 continue  # in use since the listing (409), removed by another run (404): left
+            except EngineLost:
+                break  # no answer in time: the rest is left for later runs (the lock finds out about the engine itself)
             removed.append(name)
-    except (EngineError, EngineLost) as exc:
-        if strict:
-            reason = exc.explanation if isinstance(exc, EngineError) else exc.reason
-            raise DepsyncError(f"the Docker engine did not list the cache volumes ({redact(reason)[:200]}); none was removed") from None
-        # housekeeping only: the lock goes on, and so does the next run's pruning
     finally:
         engine.timeout = saved
     return removed, max(0, len(stale) - limit)
