@@ -21,6 +21,7 @@ examples:
   depsync lock --runner local            uv on this machine (projects without a CUDA image)
   depsync lock --check                   is uv.lock fresh? (uv lock --check in the image)
   depsync lock --build --target main     build the Dockerfile first and lock in the result
+  depsync lock --prune-caches            remove the uv cache volumes of deleted checkouts
 
 exit codes:
   0  uv.lock written (or, with --check, fresh)
@@ -52,6 +53,7 @@ def register(commands: Any) -> None:
     lock.add_argument("--summary", type=Path, metavar="FILE", help="write a Markdown summary of the changes here")
     lock.add_argument("--timeout", type=float, default=1800, metavar="SECONDS", help="how long uv may take (default: 1800)")
     lock.add_argument("--cache-volume", default=None, metavar="NAME", help="the volume for uv's cache (default: one per project checkout and uid, depsync-uv-cache-UID-HASH)")
+    lock.add_argument("--prune-caches", action="store_true", help="only remove this machine's and uid's uv cache volumes of checkouts that no longer exist, then exit (no lock)")
     lock.add_argument("--memory", metavar="SIZE", help="memory limit of the lock container, e.g. 8g (default: none)")
     global_options(lock, root=False)
 
@@ -60,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from depsync.commands import lock
     from depsync.shell.runners.request import LockRequest
 
+    if args.prune_caches:
+        return lock.prune_caches()
     find_root(args)
     return lock.run(
         LockRequest(

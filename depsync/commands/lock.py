@@ -88,6 +88,15 @@ def run(options: LockRequest) -> int:
     return 0
 
 
+def prune_caches() -> int:
+    """`depsync lock --prune-caches`: only the cache volumes of checkouts that no longer exist
+    (each docker-runner lock removes a few of them too), then exit."""
+    from depsync.shell.runners.volumes import prune_now
+
+    ui.note(prune_now())
+    return 0
+
+
 def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     """A member the lock records whose directory is empty (a git submodule not checked out): uv
     would drop it from the lock or fail on it, so no relock runs."""
@@ -106,4 +115,4 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
         raise DepsyncError(f"member directory missing: {', '.join(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
 
 
-__all__ = ["LockRequest", "run"]
+__all__ = ["LockRequest", "prune_caches", "run"]

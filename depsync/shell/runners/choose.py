@@ -137,7 +137,7 @@ def choose_runner(
         build_args = {**(spec.build_args if spec else {}), **options.build_args}
         image, how = build_image(options, dockerfile_path, endpoint, build_args, on_line, on_phase), f"built from {dockerfile_path}"
     assert image is not None  # --image, config, the Dockerfile's FROM or the build: checked above
-    return DockerRunner(image, version, options.cache_volume, memory=options.memory, endpoint=endpoint), f"docker runner, image {image} ({how})"
+    return DockerRunner(image, version, options.cache_volume, memory=options.memory, endpoint=endpoint, say=say), f"docker runner, image {image} ({how})"
 
 
 def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks: object) -> tuple[Runner, str]:

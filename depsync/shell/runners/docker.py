@@ -2,8 +2,9 @@
 
 Lifecycle of one run (one `lock()` call, one run id): find the engine (DOCKER_HOST, the
 current docker context, podman's socket, the default socket) and ping it -> remove what
-earlier runs left -> inspect the image (pulled with the docker CLI when missing) -> settle the
-uv version (the image's when it matches the pin, else the exact pinned binary for the image's
+earlier runs left, and this machine's cache volumes of checkouts that no longer exist
+(volumes.py) -> inspect the image (pulled with the docker CLI when missing) -> settle the uv
+version (the image's when it matches the pin, else the exact pinned binary for the image's
 platform from depsync's cache, mounted read-only) -> copy the project -> create the container
 -> make the cache volume's root writable when it is not yet (a new volume) -> attach to its
 output and ask for its exit status -> start -> wait with a timeout. What an image has (its uv,
@@ -36,18 +37,18 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from depsync.core.redact import redact, secret_values
 from depsync.core.trust import image_reference_allowed
 from depsync.errors import DepsyncError
+from depsync.report import ui
 from depsync.shell import signals
 from depsync.shell.runners.containers import (
     CA_MOUNT,
     CACHE_MOUNT,
-    ROLE_LABEL,
     UV_MOUNT,
     WORKDIR,
     ContainerRun,
@@ -77,6 +78,12 @@ from depsync.shell.runners.images import (
     writable_by_all,
 )
 from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
+from depsync.shell.runners.volumes import (
+    create_cache_volume,
+    project_cache_volume,
+    prune_cache_volumes,
+    pruned_note,
+)
 from depsync.shell.runners.workcopy import (
     path_rewriter,
     read_result,
@@ -113,20 +120,6 @@ def host_ca_bundle(environ: Mapping[str, str] | None = None) -> Path | None:
     return ca_bundle(environ)
 
 
-def project_cache_volume(project: Path, uid: int | None = None) -> str:
-    """The uv cache volume of one project checkout and one caller: `depsync-uv-cache-<uid>-<hash>`.
-
-    One shared writable cache would be a channel between projects: a build backend of one
-    project could rewrite a cached package that another project's next lock runs. The key is
-    what the operator controls (the checkout's real path and the uid), never a name from the
-    repository, which a hostile project could copy."""
-    import hashlib
-
-    uid = os.getuid() if uid is None else uid
-    digest = hashlib.sha256(os.fsencode(project.resolve())).hexdigest()[:16]
-    return f"depsync-uv-cache-{uid}-{digest}"
-
-
 class DockerRunner:
     """`uv lock` in a container of `image`. (A plain class for the same reason as Endpoint.)"""
 
@@ -140,8 +133,10 @@ class DockerRunner:
         environ: dict[str, str] | None = None,
         memory: str | None = None,  # a memory limit for every container ("8g"); None: the engine's default
         endpoint: Endpoint | None = None,  # None: discovered from environ like the docker CLI
+        say: Callable[[str], None] | None = None,  # depsync's own one-line notes (None: ui.note); none with -q
     ) -> None:
         self.image, self.uv_version, self.cache_volume, self.memory, self.endpoint = image, uv_version, cache_volume, memory, endpoint
+        self.say = say
         self.environ = dict(os.environ) if environ is None else environ
 
     def __repr__(self) -> str:
@@ -198,12 +193,14 @@ class DockerRunner:
         engine = run.engine
         run.step = "removing what earlier runs left"
         sweep(engine, keep=run.id)
+        run.step = "removing cache volumes of checkouts that no longer exist"
+        volume = self.cache_volume or project_cache_volume(project)
+        self._note(pruned_note(*prune_cache_volumes(engine, keep={volume})))
         run.step = "looking up the image"
         image = self._image(run, endpoint, timeout, phase)
         uv_mounts, uv_exe, version, notes = self._uv(run, image, phase)
         run.step = "creating the cache volume"
-        volume = self.cache_volume or project_cache_volume(project)
-        self._cache(engine, volume)
+        create_cache_volume(engine, volume, None if self.cache_volume else project)
         environment = {
             "HOME": "/tmp/depsync-home",
             "UV_CACHE_DIR": CACHE_MOUNT,
@@ -352,14 +349,9 @@ class DockerRunner:
             return facts, True
         return facts, status == 127  # 127: an entrypoint script's shell found no uv
 
-    def _cache(self, engine: EngineAPI, volume: str) -> None:
-        """The named cache volume, created (labelled) on first use."""
-        try:
-            engine.call("GET", f"/volumes/{quote_segment(volume)}")
-        except EngineError as exc:
-            if exc.status != 404:
-                raise
-            engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": {ROLE_LABEL: "cache"}})
+    def _note(self, text: str | None) -> None:
+        if text and not ui.quiet():
+            (self.say or ui.note)(text)
 
 
 def _inspected(image: dict[str, Any], path: str) -> dict[str, Any]:
