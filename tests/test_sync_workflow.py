@@ -121,6 +121,9 @@ elif args[:2] == ["pr", "edit"]:
     p["title"], p["body"] = opt("--title", p["title"]), body if body is not None else p["body"]
     p["labels"] = [l for l in p["labels"] + [l for l in opts("--add-label") if l not in p["labels"]] if l not in opts("--remove-label")]
     print(p["url"])
+elif args[:2] == ["pr", "close"]:
+    p = pr(args[2])
+    p["state"], p["closing_comment"] = "closed", opt("--comment")
 elif args[:2] == ["pr", "ready"]:
     pr(args[2])["draft"] = "--undo" in args
 else:
@@ -351,7 +354,7 @@ def test_a_resolution_in_progress_is_never_overwritten(small_repo: Path, github:
     assert outputs["outcome"] == "held"
     assert "has commits that are not the sync bot's" in night2.step("merge main").stdout
     assert remote_head(github.remote, BRANCH) == resolved and github.calls("pr edit") == []
-    assert not night2.step("reconcile").ran and not night2.step("open or update the PR").ran
+    assert not night2.step("reconcile").ran and not night2.step("open, update or close the PR").ran
     artifact = github.artifacts / github.uploads[-1]["name"]
     held = (artifact / "held.md").read_text()
     assert "1 commit(s)" in held and resolved[:7] in held and "person@" not in held
@@ -412,7 +415,34 @@ def test_nothing_to_sync_stops_quietly(small_repo: Path, github: GitHub, materia
     ok, outputs = run_sync(runner, requirement)
     assert ok, runner.describe()
     assert outputs["outcome"] == "nothing" and "nothing to sync" in runner.step("merge main").stdout
-    assert not runner.step("reconcile").ran and remote_head(github.remote, BRANCH) is None and github.state["calls"] == []
+    assert not runner.step("reconcile").ran and remote_head(github.remote, BRANCH) is None
+    assert [c["args"][:2] for c in github.state["calls"]] == [["pr", "list"]]  # no sync PR open: nothing to close
+
+
+def test_a_sync_pr_main_no_longer_needs_is_closed_with_the_reason(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str,
+                                                                   tmp_path: Path) -> None:
+    """Night 1 opens a PR; then someone merges main into dev another way. Night 2 has nothing to
+    sync: the bot's PR is closed with a comment that says why (a fork's PR stays open)."""
+    repo = small_repo
+    git(repo, "branch", "main-code", "dev")
+    commit_files(repo, "main-code", {"app.py": "print('main')\n"}, "main: code only")
+    publish(repo, "dev", "main-code")
+    assert run_sync(make_runner(tmp_path, "night-1", github, material), requirement)[0]
+    state = github.state
+    state["prs"].append({"number": 2, "url": "https://github.example.invalid/fork/pull/2", "head": BRANCH, "base": "dev", "title": "fork", "body": "",
+                         "draft": False, "labels": [], "state": "open", "cross": True})
+    github.state_file.write_text(json.dumps(state))
+    git(repo, "checkout", "-q", "dev")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge main by hand", "main-code")
+    publish(repo, "dev", "main-code")
+    night2 = make_runner(tmp_path, "night-2", github, material)
+    ok, outputs = run_sync(night2, requirement)
+    assert ok, night2.describe()
+    assert outputs["outcome"] == "nothing"
+    ours, fork = github.state["prs"]
+    assert ours["state"] == "closed" and "already has everything from main" in ours["closing_comment"]
+    assert fork["state"] == "open"
+    assert "closed https://github.example.invalid/example/project/pull/1" in (night2.temp / "step-summary.md").read_text()
 
 
 def test_a_bad_branch_input_stops_before_anything(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
