@@ -161,11 +161,13 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     members = _workspace_members(root, pyproject) if ref is None else None
 
     table = pyproject.depsync_config
+    repository = git.is_repository(root)  # asked once: outside a repository it is a git process each time
     # the owner's committed list counts too: a PR cannot unprotect a path by editing its own config
-    owner_paths, owner_configured = _owner_protected_paths(root, config)
+    owner_paths, owner_configured = _owner_protected_paths(root, config) if repository else ((), False)
     config = config.with_overrides(protected_paths=tuple(dict.fromkeys((*config.protected_paths, *owner_paths))))
     protected, note, skipped_why = _protected(
-        root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in table, paths_configured="protected-paths" in table or owner_configured
+        root, ref, config, explicit=overrides.owner_ref is not None or "owner-ref" in table, paths_configured="protected-paths" in table or owner_configured,
+        repository=repository,
     )
     if skipped_why:
         from depsync.report import ui
@@ -249,7 +251,7 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
 
 
 def _protected(
-    root: Path, ref: str | None, config: Config, *, explicit: bool, paths_configured: bool = True
+    root: Path, ref: str | None, config: Config, *, explicit: bool, paths_configured: bool = True, repository: bool = True
 ) -> tuple[tuple[ProtectedFile, ...], str, str]:
     """(comparisons, a note for the report, why nothing was compared when that is no finding).
 
@@ -263,7 +265,7 @@ def _protected(
     from depsync.shell import git
     if not config.protected_paths:
         return (), "", ""
-    if not git.is_repository(root):
+    if not repository:
         return (), "", ""  # nothing to compare with: not a finding
     try:
         git.resolve(root, config.owner_ref)
@@ -300,12 +302,10 @@ def _protected(
 
 
 def _owner_protected_paths(root: Path, config: Config) -> tuple[tuple[str, ...], bool]:
-    """(the protected paths the owner ref's committed config has, whether it names them); nothing
-    outside a repository, without the owner ref, or when its pyproject is missing, mid-merge or not
+    """(the protected paths the owner ref's committed config has, whether it names them), in a
+    repository; nothing without the owner ref, or when its pyproject is missing, mid-merge or not
     valid (the tree's list stands alone then)."""
     from depsync.shell import git
-    if not git.is_repository(root):
-        return (), False
     try:
         git.resolve(root, config.owner_ref)
     except DepsyncError:
