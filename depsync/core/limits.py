@@ -59,10 +59,15 @@ MAX_MARKER_WORK = 100_000
 MAX_MARKER_RUN_WORK = 500_000
 
 
+class LimitExceeded(DepsyncError):
+    """An input refused by one of these caps (not by its own syntax): `check` tells the two apart
+    for a discovered Dockerfile it could not check (rule docker-unparsed)."""
+
+
 def check_size(data_len: int, where: str, limit: int = MAX_INPUT_BYTES, what: str = "file") -> None:
     """Refuse an input of data_len bytes over limit, before anything parses it."""
     if data_len > limit:
-        raise DepsyncError(f"the {what} is {data_len} bytes; depsync reads at most {limit} bytes per {what}", where)
+        raise LimitExceeded(f"the {what} is {data_len} bytes; depsync reads at most {limit} bytes per {what}", where)
 
 
 _NESTING_TOKENS = re.compile(r"\$\{|\}|\\?\r?\n")
@@ -80,7 +85,7 @@ def check_nesting(text: str, where: str, limit: int = MAX_PARSE_NESTING) -> None
         if found == "${":
             depth += 1
             if depth > limit:
-                raise DepsyncError(f"the Dockerfile nests `${{...}}` more than {limit} deep on one line; depsync reads at most {limit} levels (real files use one or two)", f"{where}:{line}")
+                raise LimitExceeded(f"the Dockerfile nests `${{...}}` more than {limit} deep on one line; depsync reads at most {limit} levels (real files use one or two)", f"{where}:{line}")
         elif found == "}":
             depth = max(depth - 1, 0)
         else:
