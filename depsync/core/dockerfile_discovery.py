@@ -21,10 +21,11 @@ decide() is pure: it gets the parsed Dockerfiles (or why one could not be read).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from depsync.core.limits import LimitExceeded
+from depsync.core import limits
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
 from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN
 from depsync.errors import DepsyncError
@@ -98,6 +99,9 @@ _HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*([\"']?)([^\s\"'<>|&;()]+)\2")
 # the words of a command, and what ends one: a shell operator or a newline that no escape continues
 _WORD = re.compile(r"(?<!\\)\n|[;&|()]+|[^\s\"',\[\]\\;&|()`]+")
 _ENDS = frozenset("\n;&|()")
+# uv's global options before the subcommand (`uv -q --directory src sync`): real commands have a
+# few; the cap keeps `uv --directory uv --directory uv ...` from costing quadratic time
+_MAX_GLOBAL_WORDS = 16
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ def scan_text(text: str) -> TextScan:
     escape = _escape_char(lines)
     found: list[tuple[int, str]] = []
     opened: list[tuple[str, bool]] = []  # heredocs the current instruction opens: word, tabs stripped (`<<-`)
-    pending: list[tuple[str, bool]] = []  # those whose body is being read
+    pending: deque[tuple[str, bool]] = deque()  # those whose body is being read, in order
     run: list[str] = []  # the lines of the current RUN, bodies included (a comment line blanked)
     run_start = start = 0
     continued = heredocs = False
@@ -127,7 +131,7 @@ def scan_text(text: str) -> TextScan:
         if pending:
             word, tabs = pending[0]
             if (line.lstrip("\t") if tabs else line).rstrip("\r") == word:
-                pending.pop(0)
+                pending.popleft()
             if run:
                 run.append("" if stripped.startswith("#") else line)
             continue
@@ -156,7 +160,7 @@ def scan_text(text: str) -> TextScan:
             opened += [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
         continued = line.rstrip(" \t").endswith(escape)
         if not continued:  # the instruction ends here: its heredoc bodies follow, in order
-            pending, opened = opened, []
+            pending, opened = deque(opened), []
     if run:
         found += _uv_commands("\n".join(run), run_start, escape)
     return TextScan(tuple(found), start if pending else 0)
@@ -173,12 +177,20 @@ def _uv_commands(text: str, first_line: int, escape: str) -> list[tuple[int, str
         line += text.count("\n", last, match.start())
         last = match.start()
         words.append((match.group(), line))
+    # for `uv pip install ...`: where each command ends, and how many words so far name the
+    # project, so each install is judged in constant time (the scan stays linear)
+    ends = [len(words)] * (len(words) + 1)
+    for index in range(len(words) - 1, -1, -1):
+        ends[index] = index if words[index][0][0] in _ENDS else ends[index + 1]
+    naming = [0]
+    for value, _ in words:
+        naming.append(naming[-1] + _names_project(value))
     out = []
     for index, (word, where) in enumerate(words):
         if word != "uv" and not word.endswith("/uv"):
             continue
         i = index + 1
-        while i < len(words) and words[i][0] not in _UV_NOT_RUN and words[i][0][0] not in _ENDS:
+        while i < min(len(words), index + 1 + _MAX_GLOBAL_WORDS) and words[i][0] not in _UV_NOT_RUN and words[i][0][0] not in _ENDS:
             if words[i][0] in _UV_GLOBAL_VALUE:
                 i += 2
             elif words[i][0].startswith("-"):
@@ -190,13 +202,8 @@ def _uv_commands(text: str, first_line: int, escape: str) -> list[tuple[int, str
         subcommand = words[i][0]
         if subcommand in _PROJECT_COMMANDS:
             out.append((where, f"uv {subcommand}"))
-        elif subcommand == "pip" and i + 1 < len(words) and f"pip {words[i + 1][0]}" in _PIP_INSTALLS:
-            rest = []
-            for value, _ in words[i + 2 :]:
-                if value[0] in _ENDS:
-                    break
-                rest.append(value)
-            if any(_names_project(value) for value in rest):
+        elif subcommand == "pip" and i + 2 <= ends[i] and f"pip {words[i + 1][0]}" in _PIP_INSTALLS:
+            if naming[ends[i]] > naming[i + 2]:
                 out.append((where, f"uv pip {words[i + 1][0]}"))
     return out
 
@@ -205,7 +212,9 @@ def not_parsed(text: str, error: DepsyncError) -> NotParsed:
     """What decide() needs of a candidate whose text Dockerfile.from_text refused with error."""
     where = error.where or ""
     _, _, tail = where.rpartition(":")
-    return NotParsed(f"not read: {error.message}", int(tail) if tail.isdigit() else 0, isinstance(error, LimitExceeded), scan_text(text))
+    # a file past the size bound is read up to MAX_TEXT_SCAN_CHARS (real ones are a few KiB)
+    scan = scan_text(text[: limits.MAX_TEXT_SCAN_CHARS])
+    return NotParsed(f"not read: {error.message}", int(tail) if tail.isdigit() else 0, isinstance(error, limits.LimitExceeded), scan)
 
 
 def _unparsed(path: str, found: NotParsed) -> Unparsed | None:
@@ -214,7 +223,7 @@ def _unparsed(path: str, found: NotParsed) -> Unparsed | None:
     uv_line, command = found.scan.uv[0]
     if found.line:
         line, line_is = found.line, "error"
-    elif found.scan.open_heredoc and not found.bound:
+    elif found.scan.open_heredoc and found.reason.endswith("unterminated heredoc"):
         line, line_is = found.scan.open_heredoc, "heredoc"
     else:
         line, line_is = uv_line, "uv"

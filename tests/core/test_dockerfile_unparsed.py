@@ -184,3 +184,24 @@ def test_its_severity_is_configurable() -> None:
     text = _last_eof_dropped(DEV)
     assert [f.severity for f in _findings(not_parsed(text, _refused(text)), severity="error")] == [Severity.ERROR]
     assert _findings(not_parsed(text, _refused(text)), severity="off") == []
+
+
+def test_a_long_parser_error_is_clipped_in_the_finding() -> None:
+    text = "FROM python\nENV a=b " + "x" * 5000 + "\nRUN uv sync --locked\n"
+    item = not_parsed(text, _refused(text))
+    assert len(item.reason) > 5000  # `check -v` keeps it whole
+    (finding,) = _findings(item)
+    assert len(finding.message) < 500 and "characters; `check -v` shows all" in finding.message
+
+
+def test_past_the_scan_cap_the_rest_of_a_huge_file_is_not_read() -> None:
+    """The stated fallback of limits.MAX_TEXT_SCAN_CHARS: a uv command only past it is no finding;
+    the file is still listed (`check -v`) with the size bound."""
+    padding = "".join(f'LABEL org.example.l{i}="{"x" * 100}"\n' for i in range(limits.MAX_TEXT_SCAN_CHARS // 100))
+    late = "FROM python\n" + padding + "RUN uv sync --locked\n"
+    item = not_parsed(late, _refused(late))
+    assert item.bound and item.scan.uv == ()
+    found = decide(("Dockerfile",), (), {"Dockerfile": item})
+    assert found.unparsed == () and found.skipped[0][1].startswith("not read: the Dockerfile is ")
+    early = "FROM python\nRUN uv sync --locked\n" + padding
+    assert [f.line for f in _findings(not_parsed(early, _refused(early)), path="Dockerfile")] == [2]

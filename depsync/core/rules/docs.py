@@ -79,7 +79,8 @@ DOCS: dict[str, RuleDoc] = {
         f"(over {limits.MAX_DOCKERFILE_BYTES // 1024} KiB, `${{...}}` nested over {limits.MAX_PARSE_NESTING} deep on one line) "
         "cannot be checked. When its text still shows a RUN with `uv sync`, `uv lock`, `uv export`, `uv run` or a `uv pip install` "
         "of the project, the image it builds is not vouched for, and the check says so instead of passing. The finding names the "
-        "line the error names; for an unterminated heredoc, the instruction that opens it; otherwise the first uv command. A file "
+        "line the error names; for an unterminated heredoc, the instruction that opens it; otherwise the first uv command. "
+        f"Past the size bound, the first {limits.MAX_TEXT_SCAN_CHARS:,} characters are read for uv commands. A file "
         "whose text shows no such command is only listed by `check -v`; a configured Dockerfile that does not parse stops the "
         "check (exit 2).",
         example='RUN --mount=type=cache,target=/root/.cache/uv \\\n    bash -ex <<"EOF"\n    uv sync --locked\n# no line `EOF` follows: the heredoc never ends',

@@ -11,6 +11,13 @@ from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
 
 _LIST_THEM = "list the Dockerfiles to check in [tool.depsync] dockerfiles"
+# a parser error may quote a whole line of the file (`can't find = in "..."`): an annotation keeps
+# its start, `check -v` the whole message
+_MAX_DETAIL = 300
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _MAX_DETAIL else f"{text[:_MAX_DETAIL]}... ({len(text)} characters; `check -v` shows all)"
 
 
 def _where(item: Unparsed) -> str:
@@ -34,7 +41,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                 f"simplify or split the Dockerfile (depsync's bounds are fixed), or {_LIST_THEM}",
             )
         else:
-            detail = item.error.removeprefix("Dockerfile does not parse: ")
+            detail = _clipped(item.error.removeprefix("Dockerfile does not parse: "))
             yield rule.finding(
                 item.path,
                 item.line,

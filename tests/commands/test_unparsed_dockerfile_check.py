@@ -111,7 +111,8 @@ def test_the_cache_sees_the_fixed_file(project: Path, tmp_path: Path) -> None:
     good = break_heredoc(project)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     first = depsync(project, "--format", "json", env=env)
-    again = depsync(project, "--format", "json", env=env)  # replayed: the same finding
+    again = depsync(project, "--format", "json", "-v", env=env)
+    assert "its result, from the cache" in again.stderr  # replayed: the same finding
     assert first.stdout == again.stdout and [f["line"] for f in unparsed(again)] == [UV_RUN_LINE]
     (project / CI).write_text(good)
     fixed = depsync(project, "--format", "json", env=env)
