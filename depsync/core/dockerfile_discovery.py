@@ -24,6 +24,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Literal
 
 from depsync.core import limits
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
@@ -51,7 +52,7 @@ class Unparsed:
 
     path: str
     line: int  # the error's line; else an unterminated heredoc's instruction; else the first uv command
-    line_is: str  # what that line is: "error", "heredoc", "uv"
+    line_is: Literal["error", "heredoc", "uv"]  # what that line is
     error: str
     bound: bool
     uv_command: str  # the first one: `uv sync`
@@ -221,6 +222,7 @@ def _unparsed(path: str, found: NotParsed) -> Unparsed | None:
     if not found.scan.uv:
         return None  # no uv command on the project shows: not a CI image of this project, no finding
     uv_line, command = found.scan.uv[0]
+    line_is: Literal["error", "heredoc", "uv"]
     if found.line:
         line, line_is = found.line, "error"
     elif found.scan.open_heredoc and found.reason.endswith("unterminated heredoc"):
