@@ -8,18 +8,55 @@ symlinks). One is checked when it runs uv against this project: a `uv sync`, `uv
 workspace member with its own image) is that project's. Every candidate not checked is
 listed with its reason (`check -v`): nothing is dropped silently.
 
+A candidate that was read but does not parse (BuildKit's parser or depsync's builder rejects
+it) or is past depsync's bounds (core/limits.py) cannot be checked. When its raw text shows
+a RUN that runs uv on the project (scan_text: the same commands as above, found in the words
+of RUN instructions and their heredocs), it is a finding too (rule docker-unparsed): a CI
+image that runs `uv sync` must not slip past the gate because its file is unreadable. A
+candidate that shows no such command stays a `-v` line only.
+
 decide() is pure: it gets the parsed Dockerfiles (or why one could not be read).
 """
 
 from __future__ import annotations
 
+import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Literal
 
-from depsync.core.model.dockerfile import Dockerfile
+from depsync.core import limits
+from depsync.core.model.dockerfile import Dockerfile, _escape_char
+from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN
+from depsync.errors import DepsyncError
 
 _PROJECT_COMMANDS = frozenset({"sync", "lock", "export", "run"})
 _PIP_INSTALLS = frozenset({"pip install", "pip sync", "pip compile"})
+
+
+@dataclass(frozen=True)
+class NotParsed:
+    """A candidate read but not parsed: why, the line the error names (0: none), whether a bound
+    of depsync's refused it (not its syntax), and what its raw text shows (scan_text)."""
+
+    reason: str
+    line: int
+    bound: bool
+    scan: TextScan
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """A discovered Dockerfile that runs uv on the project and could not be checked."""
+
+    path: str
+    line: int  # the error's line; else an unterminated heredoc's instruction; else the first uv command
+    line_is: Literal["error", "heredoc", "uv"]  # what that line is
+    error: str
+    bound: bool
+    uv_command: str  # the first one: `uv sync`
+    uv_line: int
 
 
 @dataclass(frozen=True)
@@ -29,6 +66,7 @@ class Discovery:
     checked: tuple[Dockerfile, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()  # (path, reason)
     truncated: bool = False  # the scan stopped at dockerfile_scan.MAX_ENTRIES
+    unparsed: tuple[Unparsed, ...] = ()  # of the skipped: those that run uv on the project (a finding)
 
 
 def owning_project(path: str, projects: tuple[str, ...]) -> str | None:
@@ -40,24 +78,169 @@ def owning_project(path: str, projects: tuple[str, ...]) -> str | None:
     return None
 
 
+def _names_project(value: str) -> bool:
+    """A `uv pip install` word that installs from this project (`.`, `-r pyproject.toml`, `--group x`)."""
+    return value in (".", "./") or value.endswith(("pyproject.toml", "uv.lock")) or value.startswith(("--group", "--extra", "--all-extras"))
+
+
 def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
     for command in dockerfile.uv_commands:
         if command.subcommand in _PROJECT_COMMANDS:
             return True
-        if command.subcommand in _PIP_INSTALLS:
-            for word in command.words:
-                value = word.value
-                if value in (".", "./") or value.endswith(("pyproject.toml", "uv.lock")) or value.startswith(("--group", "--extra", "--all-extras")):
-                    return True
+        if command.subcommand in _PIP_INSTALLS and any(_names_project(word.value) for word in command.words):
+            return True
     return False
 
 
+# -- the raw text of a Dockerfile that does not parse ------------------------------------------------
+
+_INSTRUCTION = re.compile(r"[ \t]*(\w+)(?:[ \t]+(\w+))?")
+# `<<EOF`, `<<-"EOF"`; not a here-string (`<<<`)
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*([\"']?)([^\s\"'<>|&;()]+)\2")
+# the words of a command, and what ends one: a shell operator or a newline that no escape continues
+_WORD = re.compile(r"(?<!\\)\n|[;&|()]+|[^\s\"',\[\]\\;&|()`]+")
+_ENDS = frozenset("\n;&|()")
+# uv's global options before the subcommand (`uv -q --directory src sync`): real commands have a
+# few; the cap keeps `uv --directory uv --directory uv ...` from costing quadratic time
+_MAX_GLOBAL_WORDS = 16
+
+
+@dataclass(frozen=True)
+class TextScan:
+    """What the raw text of a Dockerfile shows, read line by line as BuildKit splits it."""
+
+    uv: tuple[tuple[int, str], ...] = ()  # (line, "uv sync") of each uv command on the project a RUN shows
+    open_heredoc: int = 0  # the line of the instruction whose heredoc never ends (0: none)
+
+
+def scan_text(text: str) -> TextScan:
+    """The uv commands on the project (the ones decide() checks a parsed file for) that the RUN
+    instructions of text show, their heredoc bodies included, and an unterminated heredoc.
+
+    For a file BuildKit's parser rejects: it reads no shell, so `echo "uv sync"` counts too;
+    it errs on the side of the finding, which says the file was not checked. One pass, linear."""
+    lines = text.splitlines()
+    escape = _escape_char(lines)
+    found: list[tuple[int, str]] = []
+    opened: list[tuple[str, bool]] = []  # heredocs the current instruction opens: word, tabs stripped (`<<-`)
+    pending: deque[tuple[str, bool]] = deque()  # those whose body is being read, in order
+    run: list[str] = []  # the lines of the current RUN, bodies included (a comment line blanked)
+    run_start = start = 0
+    continued = heredocs = False
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if pending:
+            word, tabs = pending[0]
+            if (line.lstrip("\t") if tabs else line).rstrip("\r") == word:
+                pending.popleft()
+            if run:
+                run.append("" if stripped.startswith("#") else line)
+            continue
+        if continued:  # BuildKit drops comment and empty lines inside a continuation
+            if not stripped or stripped.startswith("#"):
+                if run:
+                    run.append(escape)
+                continue
+            if run:
+                run.append(line.rstrip(" \t"))
+        else:
+            if run:
+                found += _uv_commands("\n".join(run), run_start, escape)
+                run = []
+            if not stripped or stripped.startswith("#"):
+                continue
+            start = number
+            match = _INSTRUCTION.match(line)
+            keyword = (match.group(1) or "").upper() if match else ""
+            if keyword == "ONBUILD" and match:
+                keyword = (match.group(2) or "").upper()
+            heredocs = keyword in ("RUN", "COPY", "ADD")  # the instructions BuildKit reads heredocs for
+            if keyword == "RUN":
+                run, run_start = [line.rstrip(" \t")], number
+        if heredocs:
+            opened += [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
+        continued = line.rstrip(" \t").endswith(escape)
+        if not continued:  # the instruction ends here: its heredoc bodies follow, in order
+            pending, opened = deque(opened), []
+    if run:
+        found += _uv_commands("\n".join(run), run_start, escape)
+    return TextScan(tuple(found), start if pending else 0)
+
+
+def _uv_commands(text: str, first_line: int, escape: str) -> list[tuple[int, str]]:
+    """(line, `uv sync`) of each uv command on the project in the words of text, which starts at
+    first_line; uv's global options before the subcommand are skipped as uv_commands.py does."""
+    if escape == "`":
+        text = text.replace("`\n", "\\\n")
+    words: list[tuple[str, int]] = []
+    line, last = first_line, 0
+    for match in _WORD.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        words.append((match.group(), line))
+    # for `uv pip install ...`: where each command ends, and how many words so far name the
+    # project, so each install is judged in constant time (the scan stays linear)
+    ends = [len(words)] * (len(words) + 1)
+    for index in range(len(words) - 1, -1, -1):
+        ends[index] = index if words[index][0][0] in _ENDS else ends[index + 1]
+    naming = [0]
+    for value, _ in words:
+        naming.append(naming[-1] + _names_project(value))
+    out = []
+    for index, (word, where) in enumerate(words):
+        if word != "uv" and not word.endswith("/uv"):
+            continue
+        i = index + 1
+        while i < min(len(words), index + 1 + _MAX_GLOBAL_WORDS) and words[i][0] not in _UV_NOT_RUN and words[i][0][0] not in _ENDS:
+            if words[i][0] in _UV_GLOBAL_VALUE:
+                i += 2
+            elif words[i][0].startswith("-"):
+                i += 1
+            else:
+                break
+        if i >= len(words) or words[i][0][0] in _ENDS or words[i][0] in _UV_NOT_RUN:
+            continue
+        subcommand = words[i][0]
+        if subcommand in _PROJECT_COMMANDS:
+            out.append((where, f"uv {subcommand}"))
+        elif subcommand == "pip" and i + 2 <= ends[i] and f"pip {words[i + 1][0]}" in _PIP_INSTALLS:
+            if naming[ends[i]] > naming[i + 2]:
+                out.append((where, f"uv pip {words[i + 1][0]}"))
+    return out
+
+
+def not_parsed(text: str, error: DepsyncError) -> NotParsed:
+    """What decide() needs of a candidate whose text Dockerfile.from_text refused with error."""
+    where = error.where or ""
+    _, _, tail = where.rpartition(":")
+    # a file past the size bound is read up to MAX_TEXT_SCAN_CHARS (real ones are a few KiB)
+    scan = scan_text(text[: limits.MAX_TEXT_SCAN_CHARS])
+    return NotParsed(f"not read: {error.message}", int(tail) if tail.isdigit() else 0, isinstance(error, limits.LimitExceeded), scan)
+
+
+def _unparsed(path: str, found: NotParsed) -> Unparsed | None:
+    if not found.scan.uv:
+        return None  # no uv command on the project shows: not a CI image of this project, no finding
+    uv_line, command = found.scan.uv[0]
+    line_is: Literal["error", "heredoc", "uv"]
+    if found.line:
+        line, line_is = found.line, "error"
+    elif found.scan.open_heredoc and found.reason.endswith("unterminated heredoc"):
+        line, line_is = found.scan.open_heredoc, "heredoc"
+    else:
+        line, line_is = uv_line, "uv"
+    error = found.reason.removeprefix("not read: ")
+    return Unparsed(path, line, line_is, error, found.bound, command, uv_line)
+
+
 def decide(
-    candidates: tuple[str, ...], projects: tuple[str, ...], parsed: dict[str, Dockerfile | str], truncated: bool = False
+    candidates: tuple[str, ...], projects: tuple[str, ...], parsed: dict[str, Dockerfile | NotParsed | str], truncated: bool = False
 ) -> Discovery:
-    """parsed: for each candidate that is not another project's, its model or why it was not read."""
+    """parsed: for each candidate that is not another project's, its model, what its text shows
+    when it does not parse (not_parsed), or why it was not read."""
     checked: list[Dockerfile] = []
     skipped: list[tuple[str, str]] = []
+    unparsed: list[Unparsed] = []
     for path in candidates:
         owner = owning_project(path, projects)
         if owner is not None:
@@ -68,8 +251,13 @@ def decide(
             skipped.append((path, "not read"))
         elif isinstance(found, str):
             skipped.append((path, found))
+        elif isinstance(found, NotParsed):
+            skipped.append((path, found.reason))
+            finding = _unparsed(path, found)
+            if finding is not None:
+                unparsed.append(finding)
         elif runs_uv_on_project(found):
             checked.append(found)
         else:
             skipped.append((path, "runs no uv command on this project"))
-    return Discovery(tuple(checked), tuple(skipped), truncated)
+    return Discovery(tuple(checked), tuple(skipped), truncated, tuple(unparsed))

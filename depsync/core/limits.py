@@ -24,6 +24,12 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 # are a few KiB (Megatron-LM's: 2 KiB); the largest public ones stay under 64 KiB.
 MAX_DOCKERFILE_BYTES = 256 * 1024
 
+# The raw text of a discovered Dockerfile that was not parsed (past MAX_DOCKERFILE_BYTES, or
+# BuildKit's parser rejects it), read for the uv commands it shows (rule docker-unparsed):
+# linear, ~0.3 s per MiB of hostile text measured on the 2-core VM. Past this many characters
+# the rest is not read: a uv command only there is no finding (`check -v` still lists the file).
+MAX_TEXT_SCAN_CHARS = 1024 * 1024
+
 # One expanded Dockerfile value (an ARG/ENV value, a word of a RUN command). Real values
 # are image names, versions, paths: well under 1 KiB. Doubling ARGs (`A1=${A0}${A0}`)
 # reach 8 MiB in 23 lines; past this cap the value is unresolved.
@@ -59,10 +65,15 @@ MAX_MARKER_WORK = 100_000
 MAX_MARKER_RUN_WORK = 500_000
 
 
+class LimitExceeded(DepsyncError):
+    """An input refused by one of these caps (not by its own syntax): `check` tells the two apart
+    for a discovered Dockerfile it could not check (rule docker-unparsed)."""
+
+
 def check_size(data_len: int, where: str, limit: int = MAX_INPUT_BYTES, what: str = "file") -> None:
     """Refuse an input of data_len bytes over limit, before anything parses it."""
     if data_len > limit:
-        raise DepsyncError(f"the {what} is {data_len} bytes; depsync reads at most {limit} bytes per {what}", where)
+        raise LimitExceeded(f"the {what} is {data_len} bytes; depsync reads at most {limit} bytes per {what}", where)
 
 
 _NESTING_TOKENS = re.compile(r"\$\{|\}|\\?\r?\n")
@@ -80,7 +91,7 @@ def check_nesting(text: str, where: str, limit: int = MAX_PARSE_NESTING) -> None
         if found == "${":
             depth += 1
             if depth > limit:
-                raise DepsyncError(f"the Dockerfile nests `${{...}}` more than {limit} deep on one line; depsync reads at most {limit} levels (real files use one or two)", f"{where}:{line}")
+                raise LimitExceeded(f"the Dockerfile nests `${{...}}` more than {limit} deep on one line; depsync reads at most {limit} levels (real files use one or two)", f"{where}:{line}")
         elif found == "}":
             depth = max(depth - 1, 0)
         else:

@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config, DockerfileSpec, load_config
-from depsync.core.dockerfile_discovery import Discovery, decide, owning_project
+from depsync.core.dockerfile_discovery import (
+    Discovery,
+    NotParsed,
+    Unparsed,
+    decide,
+    not_parsed,
+    owning_project,
+)
 from depsync.core.limits import check_size
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
@@ -145,6 +152,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         lock = Lock.from_text(lock_text, config.lock)
 
     skipped: tuple[tuple[str, str], ...] = ()
+    unparsed: tuple[Unparsed, ...] = ()
     if config.dockerfiles_configured:
         dockerfiles = []
         for spec in config.dockerfiles:
@@ -153,7 +161,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
                 dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
     else:
         found = discover_dockerfiles(reader)
-        dockerfiles, skipped = list(found.checked), found.skipped
+        dockerfiles, skipped, unparsed = list(found.checked), found.skipped, found.unparsed
         if found.truncated:
             skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
 
@@ -174,7 +182,8 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
 
         ui.detail(f"protected paths not compared: {skipped_why}")
     return CheckInputs(
-        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "", local_projects, members, skipped
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "", local_projects, members, skipped,
+        dockerfiles_unparsed=unparsed,
     )
 
 
@@ -191,7 +200,7 @@ def discover_dockerfiles(reader: FileReader) -> Discovery:
     """The project's Dockerfiles that run uv on it (depsync/dockerfile_discovery.py), each
     candidate read through reader (so never through a symlink out of the project)."""
     candidates, projects, truncated = dockerfile_candidates(reader)
-    parsed: dict[str, Dockerfile | str] = {}
+    parsed: dict[str, Dockerfile | NotParsed | str] = {}
     real: dict[Path, str] = {}
     for path in candidates:
         if owning_project(path, projects) is not None:
@@ -202,11 +211,13 @@ def discover_dockerfiles(reader: FileReader) -> Discovery:
                 parsed[path] = f"the same file as {real[target]}"
                 continue
             real[target] = path
+        text = None
         try:
             text = reader.read_text(path, required=False)
             parsed[path] = "not found" if text is None else Dockerfile.from_text(text, path)
         except DepsyncError as exc:
-            parsed[path] = f"not read: {exc.message}"
+            # read, then refused (its syntax, a bound): its text says whether it runs uv (a finding)
+            parsed[path] = f"not read: {exc.message}" if text is None else not_parsed(text, exc)
     return decide(candidates, projects, parsed, truncated)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from depsync.core import limits
 from depsync.core.rules.registry import Rule
 
 
@@ -71,6 +72,20 @@ DOCS: dict[str, RuleDoc] = {
         example="ARG IMAGE_TYPE\nRUN uv sync --locked --extra ${IMAGE_TYPE}",
         fix="Give the variable an ARG/ENV default, or pass it in `[tool.depsync] dockerfiles = [{ path = ..., build-args = { IMAGE_TYPE = \"dev\" } }]` "
         "(or `depsync check --dockerfile PATH --build-arg NAME=VALUE`).",
+    ),
+    "docker-unparsed": RuleDoc(
+        why="Without `[tool.depsync] dockerfiles`, `check` finds the project's Dockerfiles that run uv on it. One that does not parse "
+        "(BuildKit's parser rejects it: an unterminated heredoc, `ENV` without a value) or that is past depsync's bounds "
+        f"(over {limits.MAX_DOCKERFILE_BYTES // 1024} KiB, `${{...}}` nested over {limits.MAX_PARSE_NESTING} deep on one line) "
+        "cannot be checked. When its text still shows a RUN with `uv sync`, `uv lock`, `uv export`, `uv run` or a `uv pip install` "
+        "of the project, the image it builds is not vouched for, and the check says so instead of passing. The finding names the "
+        "line the error names; for an unterminated heredoc, the instruction that opens it; otherwise the first uv command. "
+        f"Past the size bound, the first {limits.MAX_TEXT_SCAN_CHARS:,} characters are read for uv commands. A file "
+        "whose text shows no such command is only listed by `check -v`; a configured Dockerfile that does not parse stops the "
+        "check (exit 2).",
+        example='RUN --mount=type=cache,target=/root/.cache/uv \\\n    bash -ex <<"EOF"\n    uv sync --locked\n# no line `EOF` follows: the heredoc never ends',
+        fix="Fix the syntax (`docker build` fails on it too), or list the Dockerfiles to check in `[tool.depsync] dockerfiles`. "
+        "Past a bound, simplify or split the file: the bounds are fixed (they keep a hostile file from stalling the check).",
     ),
     "lock-stale": RuleDoc(
         why="uv.lock records the inputs it was made from (requirements with their sources and markers, extras, groups, the manifest). "

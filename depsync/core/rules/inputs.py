@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from depsync.core.config import Config
+from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
@@ -38,6 +39,8 @@ class CheckInputs:
     workspace_members: frozenset[str] | None = None
     # Dockerfiles discovery looked at and left out, with why (empty when `dockerfiles` is configured)
     dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
+    # of those, the ones that run uv on the project but do not parse or are past a bound (docker-unparsed)
+    dockerfiles_unparsed: tuple[Unparsed, ...] = ()
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

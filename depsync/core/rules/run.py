@@ -17,10 +17,11 @@ def families() -> list[RuleFamily]:
         metadata,
         protected,
         sources,
+        unparsed,
         uv_version,
     )
 
-    return [integrity.conflict_markers, dockerfile.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
+    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
 
 
 def run_rules(inputs: CheckInputs) -> list[Finding]:
