@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +126,8 @@ def uv_binary(version: str) -> Path:
     return fetch(version, host_platform())
 
 
-def stream_uv(args: list[str], project: Path, version: str | None, timeout: float, on_line: Callable[[str], None] | None = None, transform: Callable[[str], str] | None = None) -> UvResult:
+def stream_uv(args: list[str], project: Path, version: str | None, timeout: float, on_line: Callable[[str], None] | None = None, transform: Callable[[str], str] | None = None,
+              extra_env: Mapping[str, str] | None = None) -> UvResult:
     """Run uv with its output (stderr and stdout, in order) handed to on_line as it comes, each
     line rewritten by transform and masked. The child gets its own process group, killed with
     everything it started on a timeout, an error or a handled signal."""
@@ -134,6 +135,7 @@ def stream_uv(args: list[str], project: Path, version: str | None, timeout: floa
     # uv writes to a pipe that depsync passes on line by line: it must not wrap to a width
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"
+    env.update(extra_env or {})
     lines = Tail()  # bounded: a backend flooding stderr costs no memory
 
     def take(text: str) -> None:

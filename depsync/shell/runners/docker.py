@@ -87,6 +87,7 @@ from depsync.shell.runners.volumes import (
 from depsync.shell.runners.workcopy import (
     path_rewriter,
     read_result,
+    version_environment,
     write_replacements,
 )
 from depsync.shell.runners.workset import (
@@ -217,6 +218,9 @@ class DockerRunner:
         phase("copying the project")
         copy = self._copy(project, endpoint, holders, selection)
         write_replacements(copy, replace)
+        extra, note = version_environment(copy, self.environ)
+        environment.update(extra)
+        notes = (*notes, note) if note else notes
         os.chmod(copy, 0o777)  # the container user must be able to write uv.lock there
         mounts.append({"Type": "bind", "Source": str(copy), "Target": WORKDIR})
         phase("starting the container")

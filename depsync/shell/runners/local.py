@@ -8,6 +8,7 @@ uv's output is streamed as it comes, with the copy's path shown as the project's
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
 from depsync.shell.runners.workcopy import (
     path_rewriter,
     read_result,
+    version_environment,
     write_replacements,
 )
 from depsync.shell.runners.workset import (
@@ -65,8 +67,9 @@ class LocalRunner:
             write_replacements(copy, replace)
             if on_phase:
                 on_phase("uv lock")
-            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)))
+            extra, note = version_environment(copy, os.environ)
+            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)), extra_env=extra)
             new_lock = read_result(copy) if result.returncode == 0 and "--check" not in args else None
-            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock)
+            return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock, (note,) if note else ())
         finally:
             shutil.rmtree(holder, ignore_errors=True)

@@ -162,3 +162,30 @@ def copy_project(project: Path, destination: Path) -> Path:
         os.chmod(target, stat.S_IMODE(info.st_mode))
         os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
     return destination
+
+
+def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """(environment to add for uv in the copy, a note): a stand-in version for build backends that
+    read it from git, when the project or a workspace member has a dynamic version
+    (depsync/core/model/vcs_version.py)."""
+    import tomllib
+
+    from depsync.core.model.vcs_version import overrides_note, version_overrides
+
+    def text(path: Path) -> str:
+        try:
+            return path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
+        except OSError:
+            return ""
+
+    root = text(copy / "pyproject.toml")
+    texts = [root]
+    try:
+        members = tomllib.loads(root).get("tool", {}).get("uv", {}).get("workspace", {}).get("members", [])
+    except tomllib.TOMLDecodeError:
+        members = []
+    for pattern in members[:100] if isinstance(members, list) else []:
+        if isinstance(pattern, str) and not pattern.startswith("/") and ".." not in pattern:
+            texts += [text(found / "pyproject.toml") for found in list(copy.glob(pattern))[:500]]
+    added = version_overrides(texts, environ)
+    return added, overrides_note(added)
