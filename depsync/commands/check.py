@@ -38,24 +38,9 @@ class CheckOptions:
     no_cache: bool = False  # neither read nor write the result cache
 
 
-def _pinned_version(inputs: CheckInputs) -> str | None:
-    """The first uv release the checked Dockerfiles pin (a value that is no release is never one)."""
-    from depsync.core.trust import uv_version_allowed
-
-    return next((pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)), None)
-
-
-def offline_uv(inputs: CheckInputs) -> tuple[list[str], str] | None:
-    """(argv, version) of a uv that runs without the network: the pinned one when the host uv
-    is that version or depsync cached its binary, else the host's uv; None without either."""
-    from depsync.shell.uv import available_uv
-
-    return available_uv(_pinned_version(inputs), fetch=False)
-
-
 def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
-    """Before a static lock-stale error is reported, uv's own word (rules/freshness.py
-    with_uv_word decides what it changes); runs only when there is such an error."""
+    """Before a static lock-stale error is reported, uv's own word (shell/uv_confirm.py), unless
+    --static or --ref says not to run uv on the work tree."""
     from depsync.core.findings import Severity
     from depsync.core.rules.freshness import with_uv_word
 
@@ -65,25 +50,19 @@ def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: 
         return with_uv_word(findings, "none", "", "uv not asked (--static)")
     if options.ref is not None:
         return with_uv_word(findings, "none", "", f"uv runs on the work tree, not on {options.ref}")
-    from depsync.shell.uv_confirm import ask_uv
+    from depsync.shell import uv_confirm
     from depsync.shell.workspace import load_inputs
 
     loaded = inputs if inputs is not None else load_inputs(options.root, options.ref, options.overrides)
-    uv = offline_uv(loaded)
-    if uv is None:
-        return with_uv_word(findings, "none", "", "no uv that runs offline (neither the pinned one nor one on PATH) to confirm it")
-    from depsync.core.rules.run import apply_severity
-
-    word = ask_uv(uv[0], uv[1], options.root)
-    reason = word.reason if word.verdict != "none" else f"uv {word.version} gave no verdict offline: {word.reason}"
-    return apply_severity(with_uv_word(findings, word.verdict, word.version, reason), loaded.config)
+    return uv_confirm.confirm_stale(findings, loaded, options.root)
 
 
 def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
     """(argv, version) of the uv the Dockerfile pins (shell.uv.pinned_uv's policy), else the host's."""
     from depsync.shell.uv import pinned_uv as provide
+    from depsync.shell.uv_confirm import pinned_version
 
-    return provide(_pinned_version(inputs), "uv not found on PATH: install it (`pip install uv`) to use --deep")
+    return provide(pinned_version(inputs), "uv not found on PATH: install it (`pip install uv`) to use --deep")
 
 
 def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:

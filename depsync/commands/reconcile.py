@@ -45,7 +45,7 @@ from depsync.core.sync.sources import (
 from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
 from depsync.errors import DepsyncError
 from depsync.report import ui
-from depsync.shell import faults, git, signals, trusted_config
+from depsync.shell import faults, git, signals, trusted_config, uv_confirm
 from depsync.shell.fileio import (
     Snapshot,
     confined,
@@ -431,6 +431,6 @@ def _apply(
             git.stage(top, _top_relative(root, list(targets)))
     faults.point("reconcile:after-stage")
     inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref, config=config))  # dev's config, not the tree's
-    result.findings = run_rules(inputs)
+    result.findings = uv_confirm.confirm_stale(run_rules(inputs), inputs, root)  # a static lock-stale, asked of uv
     result.checked = True
     result.unmerged = sorted(unmerged - set(_top_relative(root, list(targets))))

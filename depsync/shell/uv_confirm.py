@@ -1,6 +1,7 @@
 """Shell: ask a real uv whether the lock is fresh (`uv lock --check --offline`), on a copy.
 
-Used before a static `lock-stale` error is reported (commands/check.py) and by `--deep`.
+Used before a static `lock-stale` error is reported (check, reconcile's closing check, guard:
+`confirm_stale`) and by `check --deep`.
 The copy holds only what uv reads to validate a lock without building anything: every
 pyproject.toml, uv.lock, uv.toml and .python-version under the project (virtual
 environments, git metadata and caches skipped, symlinks not followed). uv runs with
@@ -16,10 +17,15 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from depsync.core.redact import redact
 from depsync.errors import DepsyncError
 from depsync.shell import process
+
+if TYPE_CHECKING:
+    from depsync.core.findings import Finding
+    from depsync.core.rules.inputs import CheckInputs
 
 # what uv reads to validate a lock offline without a build
 _COPIED = frozenset({"pyproject.toml", "uv.lock", "uv.toml", ".python-version"})
@@ -102,3 +108,35 @@ def ask_uv(argv: list[str], version: str, root: Path, timeout: float = CONFIRM_T
         return UvWord("stale", version, redact(reason)[:300])
     errors = [line for line in lines if line.startswith(("error:", "cause:", "×", "╰─▶"))]
     return UvWord("none", version, redact(" ".join(errors) or f"exit code {result.returncode}")[:300])
+
+
+def pinned_version(inputs: CheckInputs) -> str | None:
+    """The first uv release the checked Dockerfiles pin (a value that is no release is never one)."""
+    from depsync.core.trust import uv_version_allowed
+
+    return next((pin.version for d in inputs.dockerfiles for pin in d.uv_pins if uv_version_allowed(pin.version)), None)
+
+
+def offline_uv(inputs: CheckInputs) -> tuple[list[str], str] | None:
+    """(argv, version) of a uv that runs without the network: the pinned one when the host uv
+    is that version or depsync cached its binary, else the host's uv; None without either."""
+    from depsync.shell.uv import available_uv
+
+    return available_uv(pinned_version(inputs), fetch=False)
+
+
+def confirm_stale(findings: list[Finding], inputs: CheckInputs, root: Path) -> list[Finding]:
+    """Before a static lock-stale error is reported, uv's own word on the project at root (its
+    work tree), through rules/freshness.py with_uv_word; runs only when there is such an error."""
+    from depsync.core.findings import Severity
+    from depsync.core.rules.freshness import with_uv_word
+    from depsync.core.rules.run import apply_severity
+
+    if not any(f.rule == "lock-stale" and f.severity >= Severity.ERROR for f in findings):
+        return findings
+    uv = offline_uv(inputs)
+    if uv is None:
+        return with_uv_word(findings, "none", "", "no uv that runs offline (neither the pinned one nor one on PATH) to confirm it")
+    word = ask_uv(uv[0], uv[1], root)
+    reason = word.reason if word.verdict != "none" else f"uv {word.version} gave no verdict offline: {word.reason}"
+    return apply_severity(with_uv_word(findings, word.verdict, word.version, reason), inputs.config)

@@ -147,3 +147,38 @@ def test_the_cost_is_paid_only_on_a_stale_static_verdict(material: LocalMaterial
     trap.chmod(0o755)
     code, findings = check(project, {**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
     assert (code, findings) == (0, [])
+
+
+def test_reconcile_and_guard_ask_uv_too(material: LocalMaterial, tmp_path: Path) -> None:
+    """uv 0.13 with `[tool.uv] preview = true` writes a lock (revision 5) without the root's
+    `[package.metadata]`, so depsync's static model reads it as stale. `depsync check` already
+    asked uv; reconcile's closing check and the guard did not, and failed a sync uv accepts
+    (seen on a real ML repository's state). Real git, real uv, a real sync merge."""
+    from conftest import git
+
+    project = tmp_path / "app"
+    text = pyproject(material, ["alpha"]) + "\n[tool.uv]\npreview = true\n"
+    write_project(project, text)
+    lock_project(project, material.env)
+    assert "[package.metadata]" not in (project / "uv.lock").read_text()  # the shape itself
+    env = {**material.env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "DEPSYNC_OWNER_REF": "dev"}
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    git(project, "branch", "dev")
+    (project / "pyproject.toml").write_text(text.replace('dependencies = ["alpha"]', 'dependencies = ["alpha", "gamma"]'))
+    lock_project(project, material.env)
+    git(project, "commit", "-qam", "main: gamma")
+    git(project, "checkout", "-q", "-b", "sync", "dev")
+    git(project, "merge", "-q", "--no-ff", "--no-commit", "main")
+    run = [sys.executable, "-m", "depsync"]
+    plan = tmp_path / "plan.json"
+    reconciled = subprocess.run([*run, "reconcile", "--runner", "local", "--no-fetch", "--plan-json", str(plan)], cwd=project, capture_output=True, text=True, env=env)
+    assert reconciled.returncode in (0, 1), reconciled.stdout + reconciled.stderr  # 1: main's new gamma is flagged, not taken
+    findings = json.loads(plan.read_text())["findings"]
+    assert not [f for f in findings if f["severity"] == "error"]
+    assert not [f for f in findings if f["rule"] == "lock-stale"] and any(f["rule"] == "static-model-disagrees" for f in findings)
+    git(project, "commit", "-q", "--no-edit")
+    guarded = subprocess.run([*run, "guard"], cwd=project, capture_output=True, text=True, env=env)
+    assert guarded.returncode == 0, guarded.stderr
+    assert "uv 0.13.9 `uv lock --check --offline` accepts it" in guarded.stderr
