@@ -431,6 +431,8 @@ def _apply(
             git.stage(top, _top_relative(root, list(targets)))
     faults.point("reconcile:after-stage")
     inputs = load_inputs(root, None, CliOverrides(owner_ref=result.dev_ref, config=config))  # dev's config, not the tree's
-    result.findings = uv_confirm.confirm_stale(run_rules(inputs), inputs, root)  # a static lock-stale, asked of uv
+    result.findings = run_rules(inputs)
+    if result.lock.state == "relocked":  # uv just wrote this lock: a static lock-stale is asked of uv (unrelocked, it is expected)
+        result.findings = uv_confirm.confirm_stale(result.findings, inputs, root)
     result.checked = True
     result.unmerged = sorted(unmerged - set(_top_relative(root, list(targets))))
