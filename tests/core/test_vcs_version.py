@@ -45,3 +45,4 @@ def test_the_operators_own_setting_is_kept_and_the_note_names_what_was_added() -
 @given(st.text(max_size=300))
 def test_any_text_is_an_answer_never_an_error(text: str) -> None:
     assert version_overrides([text], {}) in ({}, dict.fromkeys(OVERRIDES, STAND_IN))
+

@@ -15,6 +15,8 @@ import re
 import tomllib
 from collections.abc import Mapping
 
+from depsync.core.names import canonicalize_name
+
 # the tools' documented overrides of a git-derived version
 OVERRIDES = ("SETUPTOOLS_SCM_PRETEND_VERSION", "PDM_BUILD_SCM_VERSION", "POETRY_DYNAMIC_VERSIONING_BYPASS", "UV_DYNAMIC_VERSIONING_BYPASS")
 STAND_IN = "0.0.0"
@@ -27,7 +29,7 @@ _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 def _name(requirement: object) -> str:
     found = _NAME.match(requirement) if isinstance(requirement, str) else None
-    return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else ""
+    return canonicalize_name(found.group(1)) if found else ""
 
 
 def version_from_git(pyproject_text: str) -> bool:

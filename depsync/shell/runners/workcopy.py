@@ -171,6 +171,7 @@ def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[st
     import tomllib
 
     from depsync.core.model.vcs_version import overrides_note, version_overrides
+    from depsync.shell.members import member_directories
 
     def text(path: Path) -> str:
         try:
@@ -185,7 +186,9 @@ def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[st
     except tomllib.TOMLDecodeError:
         members = []
     for pattern in members[:100] if isinstance(members, list) else []:
-        if isinstance(pattern, str) and not pattern.startswith("/") and ".." not in pattern:
-            texts += [text(found / "pyproject.toml") for found in list(copy.glob(pattern))[:500]]
+        if isinstance(pattern, str) and not pattern.startswith("/") and ".." not in pattern:  # never outside the copy
+            # uv's member globbing (dot directories, `**` at any depth), as check reads members
+            found = member_directories(str(copy), pattern)[:500]
+            texts += [text(copy / relative / "pyproject.toml") for relative, has_pyproject in found if has_pyproject]
     added = version_overrides(texts, environ)
     return added, overrides_note(added)
