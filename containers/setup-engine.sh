@@ -8,8 +8,8 @@
 # bridge docker0 had vanished, so every container start failed), it restarts the engine,
 # which sets its networks up again, says so, and proves it once more.
 # The image: Debian bookworm minbase with python3, git and CA certificates, plus the uv
-# binary from the uv PyPI wheel of the version installed on the host (so host and
-# container lock with the same uv).
+# binary of the uv installed on the host from its PyPI wheel (so host and container lock
+# with the same uv).
 set -euo pipefail
 IMAGE="${1:-depsync-test:bookworm}"
 SUDO=""
@@ -98,17 +98,10 @@ fi
 echo "building $IMAGE (debootstrap bookworm, uv $UV_VERSION)"
 $SUDO debootstrap --variant=minbase --include=python3,git,ca-certificates bookworm "$WORK/root" >"$WORK/debootstrap.log" 2>&1 \
     || { tail -20 "$WORK/debootstrap.log"; exit 1; }
-python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$WORK/wheel" "uv==$UV_VERSION"
-python3 - "$WORK" <<'PY'
-import sys, zipfile, pathlib
-work = pathlib.Path(sys.argv[1])
-wheel = next((work / "wheel").glob("uv-*.whl"))
-with zipfile.ZipFile(wheel) as archive:
-    name = next(n for n in archive.namelist() if n.endswith("/scripts/uv"))
-    target = work / "root" / "usr" / "local" / "bin" / "uv"
-    target.write_bytes(archive.read(name))
-    target.chmod(0o755)
-PY
+# The host's uv binary is the one from the uv wheel (installed from the lock); a venv made
+# by uv has no pip to download the wheel again.
+UV_BIN="$(readlink -f "$(command -v uv)")"
+$SUDO install -m 0755 "$UV_BIN" "$WORK/root/usr/local/bin/uv"
 $SUDO rm -rf "$WORK/root/var/cache/apt/archives/"*.deb
 $SUDO tar -C "$WORK/root" -c . | docker import --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' --change 'WORKDIR /workspace' - "$IMAGE" >/dev/null
 prove_containers_start "$IMAGE"

@@ -18,13 +18,35 @@ IMAGE = os.environ.get("DEPSYNC_TEST_IMAGE", "depsync-test:bookworm")  # contain
 SLOW_IMAGE = "depsync-test:slow-uv"
 
 
+# The suite's own git identity and config: no test may depend on the developer's ~/.gitconfig
+# (a CI container or a new laptop has none; .ci/run runs the suite with an empty HOME).
+TEST_GITCONFIG = """[user]
+	name = depsync tests
+	email = tests@depsync.invalid
+[init]
+	defaultBranch = main
+[advice]
+	detachedHead = false
+"""
+
+
 @pytest.fixture(scope="session", autouse=True)
-def private_cache_home(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """Every test (and every depsync it starts) caches under a temp dir, never the developer's
-    ~/.cache/depsync: one per session, so uv binaries and git mirrors are fetched once per run.
-    A test that needs a cold cache sets XDG_CACHE_HOME itself."""
+def private_home(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Every test (and every depsync, git, uv and docker it starts) sees a HOME, a git config and
+    a cache of the suite's own, never the developer's ~/.gitconfig, ~/.docker or ~/.cache/depsync:
+    one per session, so uv binaries and git mirrors are fetched once per run. A test that needs
+    a cold cache sets XDG_CACHE_HOME itself."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(TEST_GITCONFIG)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+        for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_DIR", "GIT_WORK_TREE"):
+            patch.delenv(name, raising=False)
         yield
 
 

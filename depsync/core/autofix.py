@@ -348,7 +348,7 @@ def _pin(table, commit: str) -> None:  # type: ignore[no-untyped-def]
     """rev = commit in a tomlkit table, where the rev/tag/branch it replaces stood.
 
     tomlkit's public API deletes and appends, which moves the key and leaves stray blanks in
-    an inline table; its container's _replace/_insert_after keep the layout (with a fallback)."""
+    an inline table; its container's _replace and depsync.core.tomledit keep the layout (with a fallback)."""
     if "rev" in table:
         table["rev"] = commit
         for key in ("tag", "branch"):
@@ -360,7 +360,9 @@ def _pin(table, commit: str) -> None:  # type: ignore[no-untyped-def]
         if key is not None:
             table.value._replace(key, "rev", commit)
         elif len(table) > 1:
-            table.value._insert_after("git", "rev", commit)
+            from depsync.core.tomledit import insert_after  # tomlkit is imported lazily here
+
+            insert_after(table.value, "rev", commit, after="git")
         else:
             table["rev"] = commit
     except (AttributeError, KeyError, TypeError):  # another tomlkit: same data, plainer layout

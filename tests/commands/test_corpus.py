@@ -90,8 +90,12 @@ def _interpreters() -> list[tuple[str, str]]:
     """(version, executable) of the Pythons on this machine, newest first: the running one
     and pyenv's (uv refuses to check a lock whose requires-python the interpreter misses)."""
     found = {".".join(map(str, sys.version_info[:3])): os.path.realpath(sys.executable)}
-    for executable in glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3")):
-        found.setdefault(Path(executable).parents[1].name, executable)
+    # pyenv's versions found from PYENV_ROOT or the running interpreter, never from HOME (CI runs
+    # with an empty one)
+    roots = {Path(sys.base_prefix).parent} | ({Path(os.environ["PYENV_ROOT"]) / "versions"} if os.environ.get("PYENV_ROOT") else set())
+    for root in sorted(roots):
+        for executable in glob.glob(str(root / "3.*" / "bin" / "python3")):
+            found.setdefault(Path(executable).parents[1].name, executable)
     return sorted(found.items(), key=lambda item: [int(x) for x in item[0].split(".") if x.isdigit()], reverse=True)
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
-from tomlkit.container import Container
 from tomlkit.items import AoT, Table
 
 from depsync.core.names import canonicalize_name
+from depsync.core.tomledit import insert_after
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision, normalize
 
@@ -25,21 +25,9 @@ def _find_key(table: Any, name: str) -> str | None:
     return next((str(k) for k in table if canonicalize_name(str(k)) == wanted), None)
 
 
-def _last_key(container: Container) -> str | None:
-    keys = [k.key for k, _ in container.body if k is not None]
-    return keys[-1] if keys else None
-
-
 def _insert(table: Table, key: str, value: Any) -> None:
     """Add key after the table's last key, before trailing blank lines and comments."""
-    last = _last_key(table.value)
-    if last is None:
-        table.add(key, value)
-        return
-    try:
-        table.value._insert_after(last, key, value)  # tomlkit has no public "insert after"
-    except (AttributeError, TypeError):
-        table.add(key, value)
+    insert_after(table.value, key, value)
 
 
 def _sources_table(doc: tomlkit.TOMLDocument, create: bool) -> Table | None:
