@@ -27,6 +27,7 @@ from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.core.rules import freshness
 from depsync.core.rules.inputs import CheckInputs
+from depsync.core.sync.document import merge_document, unsanctioned_keys
 from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.sync.surface import unsanctioned
 from depsync.core.trust import is_full_commit
@@ -51,19 +52,6 @@ class Violation:
     path: str
     problem: str
     fix: str
-
-
-def _without_reconciled_tables(text: str) -> dict:
-    """The pyproject without what reconcile merges three-way (sources, metadata, the dependency surface)."""
-    data = tomllib.loads(text)
-    uv = data.get("tool", {}).get("uv", {})
-    for key in ("sources", "dependency-metadata", "dev-dependencies", "override-dependencies", "constraint-dependencies", "index", "conflicts", "required-version"):
-        uv.pop(key, None)
-    project = data.get("project", {})
-    for key in ("dependencies", "optional-dependencies", "requires-python"):
-        project.pop(key, None)
-    data.pop("dependency-groups", None)
-    return data
 
 
 def _metadata_sanctioned(ours: list, expected: list, dev: list, main: list) -> bool:
@@ -130,8 +118,11 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     reconcile_fix = f"depsync reconcile --no-merge --dev {dev_short} --main {main_short}"
     surface_wrong = unsanctioned(tomllib.loads(ours), tomllib.loads(dev_text), tomllib.loads(main_text or "")) if not conflict_marker_lines(ours) else []
     (our_sources, our_meta), (expected_sources, expected_meta) = uv_tables(ours), uv_tables(expected)
-    if _without_reconciled_tables(ours) != _without_reconciled_tables(dev_text):
-        violations.append(Violation(config.pyproject, f"changes more than the dependency surface ([tool.uv.sources], metadata, requirement tables) against dev ({dev_short})", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))
+    data = {side: tomllib.loads(text or "") for side, text in (("base", base_text), ("dev", dev_text), ("main", main_text))}
+    keys_wrong = unsanctioned_keys(tomllib.loads(ours), merge_document(data["base"], data["dev"], data["main"], config.conflict_policy), data["dev"])
+    if keys_wrong:
+        shown = ", ".join(keys_wrong[:5]) + (f" and {len(keys_wrong) - 5} more" if len(keys_wrong) > 5 else "")
+        violations.append(Violation(config.pyproject, f"{shown}: not what the three-way merge of dev ({dev_short}) and main gives outside the dependency surface", f"git checkout {dev_short} -- {config.pyproject} && {reconcile_fix}"))
     elif our_sources != expected_sources or not _metadata_sanctioned(our_meta, expected_meta, uv_tables(dev_text)[1], uv_tables(main_text or "")[1]):
         violations.append(Violation(config.pyproject, "[tool.uv.sources] or dependency-metadata is not what the three-way merge gives", reconcile_fix))
     elif surface_wrong:

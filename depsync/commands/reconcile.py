@@ -28,7 +28,7 @@ from depsync.core.names import canonicalize_name
 from depsync.core.redact import redact
 from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
-from depsync.core.sync.merge import policy_of, reconciled_surface
+from depsync.core.sync.merge import policy_of, reconciled_pyproject_whole
 from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
 from depsync.core.sync.sources import (
     MISSING,
@@ -224,7 +224,8 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     merged = bool(merging) and not options.no_merge or git.is_ancestor(root, main_commit, "HEAD")
     surface_evidence = gather_surface_evidence(root, config, data, dev_commit, main_commit, merged)
     default_side = options.default_side or config.default_side
-    new_pyproject, decisions, metadata, dependencies = reconciled_surface(texts, data, config, evidence, surface_evidence, default_side)
+    merged_pyproject = reconciled_pyproject_whole(texts, data, config, evidence, surface_evidence, default_side)
+    new_pyproject, decisions, metadata, dependencies = merged_pyproject.text, merged_pyproject.sources, merged_pyproject.metadata, merged_pyproject.surface
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
@@ -241,6 +242,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift, evidence_fetches=fetches)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
+    result.keys = merged_pyproject.keys
     result.taken_from_main = taken
     result.squashed = squashed_syncs_on(root, dev_commit, main_commit, base_commit)
     for path, data in targets.items():

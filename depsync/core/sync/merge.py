@@ -19,6 +19,8 @@ from typing import Any
 
 from depsync.core.config import Config
 from depsync.core.names import canonicalize_name
+from depsync.core.sync.document import Coupling, KeyDecision, couple, merge_document
+from depsync.core.sync.document_edit import apply_document
 from depsync.core.sync.metadata import MetadataUpdate, plan_metadata
 from depsync.core.sync.pyproject_edit import align_metadata, apply_plan
 from depsync.core.sync.sources import (
@@ -85,6 +87,28 @@ def reconciled_pyproject(
     decisions = merge_sources(base_sources, dev_sources, main_sources, policy_of(config), evidence)
     metadata = plan_metadata(dev_meta, main_meta, decisions)
     return apply_plan(dev, main, decisions, metadata), decisions, metadata
+
+
+@dataclass(frozen=True)
+class MergedPyproject:
+    """What reconcile writes for pyproject.toml, and every decision that made it."""
+
+    text: str
+    sources: list[SourceDecision]
+    metadata: list[MetadataUpdate]
+    surface: list[EntryDecision]
+    keys: list[KeyDecision]  # the rest of the file, three-way (depsync.core.sync.document)
+
+
+def reconciled_pyproject_whole(
+    texts: Mapping[str, str], data: Mapping[str, Mapping[str, Any]], config: Config, evidence: Evidence, surface_evidence: SurfaceEvidence, default_side: str = "dev"
+) -> MergedPyproject:
+    """The whole file three-way: the dependency surface on evidence (reconciled_surface), then
+    every other key by git's rule (one side changed it: that side's; both: a flagged conflict)."""
+    text, sources, metadata, surface = reconciled_surface(texts, data, config, evidence, surface_evidence, default_side)
+    main_asks = frozenset(d.name for d in surface if d.kind == "requirement" and d.main is not None)
+    keys = couple(merge_document(data["base"], data["dev"], data["main"], conflict_side=config.conflict_policy), Coupling(result_requires(surface), main_asks))
+    return MergedPyproject(apply_document(text, texts["main"], keys), sources, metadata, surface, keys)
 
 
 def reconciled_surface(

@@ -13,6 +13,7 @@ from typing import Any
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
+from depsync.core.sync.document import KeyDecision
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision
 from depsync.core.sync.squashed import SquashScan
@@ -54,6 +55,7 @@ class Reconciliation:
     checked: bool = False  # the closing `depsync check` ran
     dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.core.sync.surface)
     default_side: str = "dev"  # who owned the surface in this run
+    keys: list[KeyDecision] = field(default_factory=list)  # every other key of pyproject, three-way (depsync.core.sync.document)
     surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
     config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
     hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
@@ -92,6 +94,7 @@ class Reconciliation:
         return (
             any(d.needs_review for d in self.decisions)
             or any(d.needs_review for d in self.dependencies)
+            or any(d.needs_review for d in self.keys)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
             or bool(self.surface_findings)

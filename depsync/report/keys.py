@@ -1,0 +1,90 @@
+"""The rest of pyproject's part of the reconcile reports: every key outside the dependency
+surface that main changed (taken, or named with why not) and every conflict, flagged.
+
+Keys dev changed and main did not are dev's own work: counted, not listed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from depsync.core.sync.document import KeyDecision
+from depsync.core.sync.reconciliation import Reconciliation
+from depsync.report import markdown
+
+_SHOWN = 40  # rows in the Markdown table before the rest is a count (the plan JSON has all)
+_VALUE = 80  # characters of a value in a cell
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "absent"
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + '…')
+
+
+def main_changes(result: Reconciliation) -> list[KeyDecision]:
+    """The keys main changed since the merge-base that dev does not have as main has them."""
+    return [d for d in result.keys if d.main_changed and d.differs]
+
+
+def headline(result: Reconciliation) -> str:
+    changed = main_changes(result)
+    if not changed:
+        return ""
+    tables = {d.table for d in changed}
+    declined = sum(d.main_not_taken for d in changed)
+    flagged = sum(d.needs_review for d in changed)
+    return f"; other keys: main changed {len(changed)} in {len(tables)} table{'s' if len(tables) != 1 else ''}, {len(changed) - declined} taken, {declined} kept dev's, {flagged} flagged"
+
+
+def sections(result: Reconciliation, compact: bool = False) -> list[str]:
+    changed = main_changes(result)
+    own = [d for d in result.keys if d.differs and not d.main_changed]
+    if not changed and not own:
+        return []
+    lines = ["### The rest of pyproject.toml (three-way per key)", ""]
+    if changed:
+        rows = sorted(changed, key=lambda d: not d.needs_review)
+        shown = rows[: 15 if compact else _SHOWN]
+        lines += ["| review | key | main's value | dev's value | kept | why |", "|---|---|---|---|---|---|"]
+        for d in shown:
+            kept = {"main": "main's", "dev": "dev's", "merged": "both merged", "none": "absent"}[d.taken_from]
+            lines.append(f"| {'**yes**' if d.needs_review else ''} | {markdown.code(d.key)} | {_show(d.main)} | {_show(d.dev)} | {kept} | {markdown.text(d.reason)} |")
+        if len(shown) < len(rows):
+            lines.append(f"\nand {len(rows) - len(shown)} more keys (the plan JSON lists them all).")
+    else:
+        lines.append("main changed no other key that dev does not have.")
+    if own:
+        lines += ["", f"{len(own)} key{'s' if len(own) != 1 else ''} dev changed and main did not: dev's, kept."]
+    return lines
+
+
+def review_lines(result: Reconciliation) -> list[str]:
+    return [f"- {markdown.code(d.key)}: {markdown.text(d.reason)}" for d in result.keys if d.needs_review]
+
+
+def to_json(result: Reconciliation) -> list[dict[str, Any]]:
+    """One item per key dev and main disagree on, with the fields of a dependency entry."""
+    return [
+        {
+            "table": d.table,
+            "name": d.path[-1],
+            "key": d.key,
+            "kind": "key",
+            "base": d.base,
+            "dev": d.dev,
+            "main": d.main,
+            "result": d.result,
+            "case": d.case,
+            "rule": f"three-way/{d.case}",
+            "taken_from": d.taken_from,
+            "reason": d.reason,
+            "evidence": [],
+            "needs_review": d.needs_review,
+            "main_not_taken": d.main_not_taken,
+        }
+        for d in result.keys
+        if d.differs or d.main_changed
+    ]

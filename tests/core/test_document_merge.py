@@ -1,0 +1,128 @@
+"""The rest of pyproject three-way (depsync.core.sync.document): git's rule for every key the
+dependency surface does not decide, written back in the file's own layout."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from depsync.core.sync.document import KeyDecision, merge_document, unsanctioned_keys
+from depsync.core.sync.document_edit import apply_document
+
+BASE = """\
+[project]
+name = "app"
+version = "1.0"
+dependencies = ["requests"]
+
+[project.scripts]
+app = "app.cli:main"
+
+[tool.uv]
+default-groups = ["dev"]
+
+[tool.uv.workspace]
+members = ["packages/a", "packages/b"]
+
+[tool.ruff]
+line-length = 100  # the house style
+"""
+
+
+def merged(base: str, dev: str, main: str, conflict_side: str = "dev") -> tuple[str, list[KeyDecision]]:
+    decisions = merge_document(tomllib.loads(base), tomllib.loads(dev), tomllib.loads(main), conflict_side)
+    return apply_document(dev, main, decisions), decisions
+
+
+def by_key(decisions: list[KeyDecision]) -> dict[str, KeyDecision]:
+    return {d.key: d for d in decisions}
+
+
+def test_main_changes_outside_the_surface_are_taken_and_dev_keeps_its_own() -> None:
+    dev = BASE.replace('version = "1.0"', 'version = "1.0.dev0"')
+    main = BASE.replace('app = "app.cli:main"', 'app = "app.cli:main"\napp-serve = "app.serve:main"').replace('"packages/b"', '"libs/b"')
+    main = main.replace('default-groups = ["dev"]', 'default-groups = ["dev"]\nexclude-newer-package = { torch = "2026-01-01T00:00:00Z" }')
+    text, decisions = merged(BASE, dev, main)
+    data = tomllib.loads(text)
+    assert data["project"]["scripts"] == {"app": "app.cli:main", "app-serve": "app.serve:main"}
+    assert data["tool"]["uv"]["workspace"]["members"] == ["packages/a", "libs/b"]
+    assert data["tool"]["uv"]["exclude-newer-package"] == {"torch": "2026-01-01T00:00:00Z"}
+    assert data["project"]["version"] == "1.0.dev0"  # dev's own change survives
+    found = by_key(decisions)
+    assert found["project.scripts.app-serve"].taken_from == "main" and not found["project.scripts.app-serve"].needs_review
+    assert found["project.version"].case == "dev-changed" and found["project.version"].taken_from == "dev"
+    # the new script sits after the one it follows on main; dev's comment stays
+    assert 'app = "app.cli:main"\napp-serve = "app.serve:main"\n' in text
+    assert "line-length = 100  # the house style" in text
+
+
+def test_both_changed_is_a_flagged_conflict_dev_kept_by_default() -> None:
+    dev = BASE.replace("line-length = 100", "line-length = 120")
+    main = BASE.replace("line-length = 100", "line-length = 88")
+    text, decisions = merged(BASE, dev, main)
+    (decision,) = decisions
+    assert decision.case == "conflict" and decision.needs_review and tomllib.loads(text)["tool"]["ruff"]["line-length"] == 120
+    text, _ = merged(BASE, dev, main, conflict_side="main")
+    assert tomllib.loads(text)["tool"]["ruff"]["line-length"] == 88
+
+
+def test_arrays_merge_per_element_in_dev_order_with_mains_additions_in_place() -> None:
+    dev = BASE.replace('members = ["packages/a", "packages/b"]', 'members = ["packages/a", "packages/b", "packages/c"]')
+    main = BASE.replace('members = ["packages/a", "packages/b"]', 'members = ["packages/a", "packages/d", "packages/b"]')
+    text, decisions = merged(BASE, dev, main)
+    assert tomllib.loads(text)["tool"]["uv"]["workspace"]["members"] == ["packages/a", "packages/d", "packages/b", "packages/c"]
+    assert by_key(decisions)["tool.uv.workspace.members"].taken_from == "merged"
+    main_removes = BASE.replace('"packages/a", ', "")
+    text, _ = merged(BASE, dev, main_removes)
+    assert tomllib.loads(text)["tool"]["uv"]["workspace"]["members"] == ["packages/b", "packages/c"]
+
+
+def test_a_table_main_adds_is_copied_whole_with_its_comments() -> None:
+    main = BASE + '\n[tool.mypy]\n# strict, as CI runs it\nstrict = true\nfiles = [\n    "app",\n    "tests",\n]\n'
+    text, decisions = merged(BASE, BASE, main)
+    assert "# strict, as CI runs it\nstrict = true" in text and 'files = [\n    "app",\n    "tests",\n]' in text
+    assert {d.key for d in decisions} == {"tool.mypy.strict", "tool.mypy.files"}
+
+
+def test_main_removing_a_key_removes_it_and_an_emptied_table() -> None:
+    main = BASE.replace('[project.scripts]\napp = "app.cli:main"\n\n', "")
+    text, decisions = merged(BASE, BASE, main)
+    assert "scripts" not in tomllib.loads(text)["project"]
+    assert by_key(decisions)["project.scripts.app"].case == "main-removed"
+
+
+def test_the_surface_and_the_owners_config_are_not_decided_here() -> None:
+    dev = BASE + '\n[tool.depsync]\nowner-ref = "dev"\n'
+    main = BASE.replace('dependencies = ["requests"]', 'dependencies = ["requests", "numpy"]') + '\n[tool.depsync]\nowner-ref = "main"\n\n[tool.uv.sources]\nnumpy = { git = "https://x/numpy.git" }\n'
+    text, decisions = merged(BASE, dev, main)
+    assert decisions == [] and text == dev
+
+
+def test_dev_and_main_unchanged_gives_dev_byte_for_byte() -> None:
+    dev = BASE.replace("[tool.ruff]", "# dev's comment\n[tool.ruff]")
+    text, decisions = merged(BASE, dev, BASE)
+    assert decisions == [] and text == dev
+
+
+def test_the_guard_accepts_the_merge_or_either_side_of_a_conflict_only() -> None:
+    dev = BASE.replace("line-length = 100", "line-length = 120")
+    main = BASE.replace("line-length = 100", "line-length = 88").replace('app = "app.cli:main"', 'app = "app.main:run"')
+    text, decisions = merged(BASE, dev, main)
+    parsed = {name: tomllib.loads(t) for name, t in (("dev", dev), ("main", main), ("ours", text))}
+    assert unsanctioned_keys(parsed["ours"], decisions, parsed["dev"]) == []
+    assert unsanctioned_keys(tomllib.loads(text.replace("line-length = 120", "line-length = 88")), decisions, parsed["dev"]) == []
+    assert unsanctioned_keys(tomllib.loads(text.replace("line-length = 120", "line-length = 1")), decisions, parsed["dev"]) == ["tool.ruff.line-length"]
+    assert unsanctioned_keys(parsed["dev"], decisions, parsed["dev"]) == ["project.scripts.app"]  # main's change dropped
+
+
+@pytest.mark.parametrize("side", ["base", "dev", "main"])
+def test_megatron_triple_rest_of_file(side: str) -> None:
+    from conftest import megatron
+
+    texts = {s: megatron(s, "pyproject.toml") for s in ("base", "dev", "main")}
+    decisions = merge_document(*(tomllib.loads(texts[s]) for s in ("base", "dev", "main")))
+    text = apply_document(texts["dev"], texts["main"], decisions)
+    tomllib.loads(text)
+    for decision in decisions:
+        assert not decision.path[:2] in (("project", "dependencies"), ("tool", "depsync"))
