@@ -229,7 +229,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
-    docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data)
+    docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data) + _inconsistencies(config, new_pyproject, data["dev"])
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
     # paths main owns: taken wholesale from main (a path main deleted goes too)
@@ -276,6 +276,16 @@ def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, 
             dockerfile = Dockerfile.from_text(text, spec.path, dict(spec.build_args))
             findings += dockerfile_findings(list(used_tables(dockerfile)), spec.path, merged, data["dev"], data["main"])
     return findings
+
+
+def _inconsistencies(config: Config, new_pyproject: str, dev: dict[str, Any]) -> list[Finding]:
+    """What the merge made contradict itself in pyproject (a flag with both values, never an exit 2)."""
+    from depsync.core.rules.registry import RULES
+    from depsync.core.sync.consistency import introduced, line_in
+
+    merged = Pyproject.from_text(new_pyproject, config.pyproject)
+    rule = RULES["merge-inconsistent"]
+    return [rule.finding(config.pyproject, line_in(merged, p), p.message, p.fix) for p in introduced(merged.data, dev)]
 
 
 def _merged_ref(root: Path, merging: str) -> str:

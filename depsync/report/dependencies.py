@@ -80,7 +80,7 @@ def sections(result: Reconciliation, compact: bool = False) -> list[str]:
         lines += ["", f"#### {title}", ""]
         lines += [f"<details><summary>{len(rows)} entries</summary>", "", *table, "", "</details>"] if len(rows) > _FOLD else table
     if result.surface_findings:
-        lines += ["", "#### dev's Dockerfile and the reconciled pyproject", ""]
+        lines += ["", "#### Consistency of the reconciled pyproject (and dev's Dockerfiles)", ""]
         lines += [f"- **{f.severity}** `{f.rule}` {_cell(f.file)}:{f.line}: {_cell(f.message)} (fix: {_cell(f.fix)})" for f in result.surface_findings]
     if own:
         lines += ["", f"{len(own)} entries dev changed and main did not are dev's, kept (the plan JSON lists them)."]

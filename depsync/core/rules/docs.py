@@ -215,6 +215,14 @@ DOCS: dict[str, RuleDoc] = {
         example='[tool.uv.sources]\ndeep_gemm = { git = "https://github.com/deepseek-ai/DeepGEMM.git", rev = "..." }\n# nothing depends on deep_gemm',
         fix="Remove the entry, or add the package to the extra or group that needs it.",
     ),
+    "merge-inconsistent": RuleDoc(
+        why="Entries decided apart during a sync can contradict each other even when each decision is right: dev's source naming an "
+        "index main removed, main's `==` pin next to dev's wheel URL of another version, a default group main renamed. uv cannot lock "
+        "such a file, so the relock fails, every night, on reconcile's own plan. Only `depsync reconcile` reports it, and only what the "
+        "merge introduced (dev's own file is checked by the other rules).",
+        example='# dev kept: vllm = { index = "vllm-cu129" }\n# main removed: [[tool.uv.index]] name = "vllm-cu129"',
+        fix="Take the coupled entries from one side (both dev's or both main's), as the finding says, then relock.",
+    ),
     "uv-lock-check": RuleDoc(
         why="`depsync check --deep` runs real `uv lock --check --offline` with the uv version the Dockerfile pins; this is what uv says "
         "when the lock is not fresh (including what depsync's static comparison cannot see, such as `dynamic` dependencies).",

@@ -121,9 +121,10 @@ def reconciled_surface(
     texts and data: the three sides' pyproject texts and parsed tables ("base", "dev", "main")."""
     policy = policy_of(config)
     surface = merge_surface(data["base"], data["dev"], data["main"], policy, surface_evidence, default_side)
-    needed = _indexes_needed(surface, data["main"])
-    if needed:  # an index main's source names comes with the requirement taken from main
-        surface = merge_surface(data["base"], data["dev"], data["main"], policy, replace(surface_evidence, needed={**surface_evidence.needed, **needed}), default_side)
+    needed, unneeded = _indexes_needed(surface, data["main"]), _indexes_unneeded(surface, data["main"])
+    if needed or unneeded:  # an index main's sources name comes, or stays out, with the requirements they serve
+        coupled = replace(surface_evidence, needed={**surface_evidence.needed, **needed}, unneeded={**surface_evidence.unneeded, **unneeded})
+        surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
     kept = result_requires(surface)
     main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
     evidence = replace(evidence, requirement_taken=taken_from_main(surface), requirement_declined=frozenset(main_added - kept))
@@ -131,7 +132,7 @@ def reconciled_surface(
     sources = {side: uv[side].get("sources", {}) for side in uv}
     decisions = merge_sources(sources["base"], sources["dev"], sources["main"], policy, evidence)
     metadata = plan_metadata(uv["dev"].get("dependency-metadata", []), uv["main"].get("dependency-metadata", []), decisions)
-    surface = _metadata_with_sources(surface, decisions, metadata)
+    surface = _indexes_with_sources(_metadata_with_sources(surface, decisions, metadata), decisions)
     text = apply_plan(texts["dev"], texts["main"], decisions, metadata)
     return apply_surface(text, texts["main"], surface), decisions, metadata, surface
 
@@ -146,6 +147,43 @@ def _indexes_needed(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -
             if isinstance(table, Mapping) and isinstance(table.get("index"), str):
                 needed.setdefault(("tool.uv.index", table["index"]), f"main's source for {package} (its requirement is taken) uses index {table['index']!r}")
     return needed
+
+
+def _source_indexes(value: Any) -> set[str]:
+    return {t["index"] for t in (value if isinstance(value, list) else [value]) if isinstance(t, Mapping) and isinstance(t.get("index"), str)}
+
+
+def _indexes_unneeded(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """Explicit indexes main added whose only users are main's sources for requirements that were
+    not taken: they stay out with those requirements (an explicit index serves only its sources)."""
+    sources = {canonicalize_name(str(k)): v for k, v in main.get("tool", {}).get("uv", {}).get("sources", {}).items()}
+    declined = {d.name for d in surface if d.kind == "requirement" and d.main_not_taken and d.main is not None}
+    kept = result_requires(surface)
+    unneeded: dict[tuple[str, str], str] = {}
+    for d in surface:
+        if d.kind != "index" or d.case != "main-added" or d.main is None or not d.main.raw or not isinstance(d.main.raw[0], Mapping) or d.main.raw[0].get("explicit") is not True:
+            continue
+        users = sorted(package for package, value in sources.items() if d.name in _source_indexes(value))
+        if users and all(package in declined and package not in kept for package in users):
+            unneeded[("tool.uv.index", d.name)] = f"only main's sources for {', '.join(users)} name it, and those requirements were not taken"
+    return unneeded
+
+
+def _indexes_with_sources(surface: Sequence[EntryDecision], decisions: Sequence[SourceDecision]) -> list[EntryDecision]:
+    """An index main removed stays while a kept source names it: a source and its index are one
+    decision (uv cannot lock a source whose index is not declared)."""
+    named: dict[str, list[str]] = {}
+    for decision in decisions:
+        for index in _source_indexes(decision.result):
+            named.setdefault(index, []).append(decision.name)
+    out = []
+    for entry in surface:
+        if entry.kind == "index" and entry.result is None and entry.dev is not None and entry.name in named:
+            users = ", ".join(named[entry.name])
+            entry = replace(entry, result=entry.dev, taken_from="dev", rule=f"{entry.rule} -> with the source",
+                            reason=f"{entry.reason}; not applied: the kept source for {users} names this index, so it stays with it")
+        out.append(entry)
+    return out
 
 
 def _metadata_with_sources(surface: Sequence[EntryDecision], decisions: Sequence[SourceDecision], metadata: Sequence[MetadataUpdate]) -> list[EntryDecision]:

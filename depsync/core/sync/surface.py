@@ -35,6 +35,7 @@ from depsync.core.sync.sources import Ownership, Policy, Rule, case_of_values, n
 
 SIDES = ("dev", "main")
 REQUIREMENT_LISTS = ("tool.uv.dev-dependencies", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies")
+RESOLVER_LISTS = ("tool.uv.override-dependencies", "tool.uv.constraint-dependencies")
 SETTINGS = ("project.requires-python", "tool.uv.required-version")
 ENTRY_TABLES = ("tool.uv.index", "tool.uv.conflicts", "tool.uv.dependency-metadata")
 EntryKey = tuple[str, str]  # (table, entry name)
@@ -199,6 +200,7 @@ class SurfaceEvidence:
     removed_by_dev: Mapping[EntryKey, str] = field(default_factory=dict)  # dev's own commit that removed it
     gathered: bool = False  # False: nothing known beyond the texts (rows say so)
     needed: Mapping[EntryKey, str] = field(default_factory=dict)  # non-requirement entries the merged surface needs: why
+    unneeded: Mapping[EntryKey, str] = field(default_factory=dict)  # explicit indexes main added only for requirements not taken: why
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,13 @@ class EntryFacts:
     table_on_dev: bool
     gathered: bool
     table_at_base: bool = False
+    unneeded: str | None = None  # an explicit index main added only for requirements that were not taken (why)
+
+    @property
+    def resolver(self) -> bool:
+        """A resolver setting (an index, a conflict set, an override or constraint): no code
+        imports it, so import evidence cannot decide it; it follows the three-way rule."""
+        return self.kind in ("index", "conflict") or self.table in RESOLVER_LISTS
 
     def owned_by(self, side: str, basis: str | None = None) -> bool:
         return self.owner is not None and self.owner.owner == side and (basis is None or self.owner.basis == basis)
@@ -240,6 +249,7 @@ def _rows(case: str, *rows: tuple[str, Any, str, bool, str, str]) -> tuple[Rule,
 _CONFIG_DEV = ("dev owns it (config)", lambda f: f.owned_by("dev", "config"))
 _CONFIG_MAIN = ("policy prefers main", lambda f: f.owned_by("main", "config"))
 _SIDE_MAIN = ("default side main", lambda f: f.default_side == "main")
+_RESOLVER = ("resolver setting", lambda f: f.resolver)
 
 RULES: tuple[Rule, ...] = (
     *_rows("unchanged", ("always", _always, "dev", False, "same on all sides", "-")),
@@ -252,6 +262,9 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_DEV, "none", False, "dev owns {name} (config): main's addition not taken", "ownership"),
         (*_CONFIG_MAIN, "main", False, "policy prefers main for {name}: main's addition taken", "ownership"),
         (*_SIDE_MAIN, "main", False, "main added it; the branch follows main: taken", "default-side"),
+        ("an explicit index only declined requirements use", lambda f: f.unneeded is not None, "none", False,
+         "main added {name} only for requirements that were not taken: left out with them", "the sources that name it"),
+        (*_RESOLVER, "main", False, "main added it, a resolver setting (no code imports it): taken, three-way", "-"),
         ("dev removed it itself, the merged code imports it", lambda f: f.removed_by_dev is not None and f.imported, "none", True,
          "dev removed {name} from {table} itself ({removal}), but the merged code needs it: not re-added; check", "dev's removing commit; file:line of the import"),
         ("dev removed it itself", lambda f: f.removed_by_dev is not None, "none", True,
@@ -276,6 +289,7 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_DEV, "dev", False, "dev owns {name} (config): main's change not taken", "ownership"),
         (*_CONFIG_MAIN, "main", False, "policy prefers main for {name}: main's change taken", "ownership"),
         (*_SIDE_MAIN, "main", False, "main changed it, the branch did not; the branch follows main: taken", "default-side"),
+        (*_RESOLVER, "main", False, "main changed it, dev did not; a resolver setting (no code imports it): main's taken, three-way", "-"),
         ("dev chose it (history)", lambda f: f.owned_by("dev", "history"), "dev", True,
          "dev's history chose {name} in {table}; main changed it: dev's kept, check that dev still wants it", "ownership: dev's commit"),
         ("no evidence gathered", lambda f: f.owner is None, "dev", True,
@@ -288,6 +302,7 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_DEV, "dev", False, "dev owns {name} (config): main's removal not taken", "ownership"),
         (*_CONFIG_MAIN, "none", False, "policy prefers main for {name}: main's removal taken", "ownership"),
         (*_SIDE_MAIN, "none", False, "main removed it, the branch did not change it; the branch follows main: removed", "default-side"),
+        (*_RESOLVER, "none", False, "main removed it, dev did not change it; a resolver setting (no code imports it): removed, three-way", "-"),
         ("dev chose it (history)", lambda f: f.owned_by("dev", "history"), "dev", True,
          "dev's history chose {name} in {table}; main removed it: dev's kept, check", "ownership: dev's commit"),
         ("the merged code needs it", lambda f: f.imported, "dev", True,
@@ -383,6 +398,8 @@ def _evidence_lines(facts: EntryFacts, display: str) -> tuple[str, ...]:
         lines.append(facts.use.text(display))
     if facts.needed:
         lines.append(facts.needed)
+    if facts.unneeded:
+        lines.append(facts.unneeded)
     if not facts.table_on_dev:
         lines.append(f"dev removed {facts.table}" if facts.table_at_base else f"{facts.table} does not exist on dev")
     if facts.default_side == "main" and facts.case != "conflict":
@@ -417,6 +434,7 @@ def merge_surface(
         facts = EntryFacts(
             table, name, kind, case, _owner(key, policy, evidence), default_side, policy.side_for(name), use,
             evidence.needed.get(key), evidence.removed_by_dev.get(key), _table_exists(dev_tables, table), evidence.gathered, table in base_tables,
+            evidence.unneeded.get(key),
         )
         rule = next(r for r in RULES if r.case == case and r.applies(facts))
         result = {"dev": dev_entry, "main": main_entry, "none": None}[rule.take]

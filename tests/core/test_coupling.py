@@ -1,0 +1,84 @@
+"""Entries that belong together are decided together (depsync.core.sync.merge): a source and
+its index, a package's build settings and its requirement; resolver settings follow the
+three-way rule, never import evidence."""
+
+from __future__ import annotations
+
+import tomllib
+
+from depsync.core.config import Config
+from depsync.core.sync.merge import MergedPyproject, reconciled_pyproject_whole
+from depsync.core.sync.sources import Evidence
+from depsync.core.sync.surface import SurfaceEvidence, Use
+
+BASE = """\
+[project]
+name = "app"
+version = "1.0"
+dependencies = ["torch>=2.6", "vllm>=0.9"]
+
+[tool.uv]
+no-build-isolation-package = ["flash-attn"]
+
+[tool.uv.sources]
+vllm = { index = "vllm-cu129" }
+
+[[tool.uv.index]]
+name = "vllm-cu129"
+url = "https://wheels.example.invalid/vllm/cu129"
+explicit = true
+"""
+
+
+def whole(base: str, dev: str, main: str, uses: dict[str, Use] | None = None) -> MergedPyproject:
+    texts = {"base": base, "dev": dev, "main": main}
+    data = {side: tomllib.loads(text) for side, text in texts.items()}
+    evidence = SurfaceEvidence(uses=uses or {}, gathered=True)
+    return reconciled_pyproject_whole(texts, data, Config(), Evidence(gathered=True), evidence)
+
+
+def test_mains_override_is_taken_without_any_import() -> None:
+    main = BASE.replace("[tool.uv]\n", '[tool.uv]\n# without this, resolution fails outright\noverride-dependencies = ["numpy<2.3"]\n')
+    merged = whole(BASE, BASE, main, {"numpy": Use("none")})
+    assert tomllib.loads(merged.text)["tool"]["uv"]["override-dependencies"] == ["numpy<2.3"]
+    (entry,) = [d for d in merged.surface if d.table == "tool.uv.override-dependencies"]
+    assert entry.taken_from == "main" and not entry.needs_review and "resolver setting" in entry.reason
+
+
+def test_an_index_main_removed_stays_while_devs_kept_source_names_it() -> None:
+    dev = BASE.replace('vllm = { index = "vllm-cu129" }', 'vllm = { index = "vllm-cu129", marker = "sys_platform == \'linux\'" }')
+    main = BASE.replace('vllm = { index = "vllm-cu129" }\n', "").split("[[tool.uv.index]]")[0]
+    merged = whole(BASE, dev, main, {"vllm": Use("import", ("app/serve.py:1",))})
+    data = tomllib.loads(merged.text)
+    assert data["tool"]["uv"]["sources"]["vllm"] == {"index": "vllm-cu129", "marker": "sys_platform == 'linux'"}
+    assert [i["name"] for i in data["tool"]["uv"]["index"]] == ["vllm-cu129"]
+    (index,) = [d for d in merged.surface if d.kind == "index"]
+    assert "names this index" in index.reason
+
+
+def test_an_explicit_index_for_a_requirement_not_taken_stays_out_with_it() -> None:
+    main = BASE.replace('dependencies = ["torch>=2.6", "vllm>=0.9"]', 'dependencies = ["torch>=2.6", "vllm>=0.9", "sglang>=0.5"]')
+    main = main.replace('vllm = { index = "vllm-cu129" }', 'vllm = { index = "vllm-cu129" }\nsglang = { index = "sglang" }')
+    main += '\n[[tool.uv.index]]\nname = "sglang"\nurl = "https://wheels.example.invalid/sglang"\nexplicit = true\n'
+    main = main.replace('no-build-isolation-package = ["flash-attn"]', 'no-build-isolation-package = ["flash-attn", "sglang"]')
+    merged = whole(BASE, BASE, main, {"sglang": Use("none")})
+    data = tomllib.loads(merged.text)
+    assert "sglang" not in data["tool"]["uv"]["sources"]
+    assert [i["name"] for i in data["tool"]["uv"]["index"]] == ["vllm-cu129"]
+    assert data["tool"]["uv"]["no-build-isolation-package"] == ["flash-attn"]  # follows the requirement
+    (key,) = [k for k in merged.keys if k.key == "tool.uv.no-build-isolation-package"]
+    assert "sglang left out" in key.reason
+    # once the code needs sglang, all three come together
+    merged = whole(BASE, BASE, main, {"sglang": Use("import", ("app/fast.py:3",))})
+    data = tomllib.loads(merged.text)
+    assert data["tool"]["uv"]["sources"]["sglang"] == {"index": "sglang"} and len(data["tool"]["uv"]["index"]) == 2
+    assert data["tool"]["uv"]["no-build-isolation-package"] == ["flash-attn", "sglang"]
+
+
+def test_megatron_build_isolation_entry_follows_the_declined_requirement() -> None:
+    from conftest import megatron
+
+    texts = {s: megatron(s, "pyproject.toml") for s in ("base", "dev", "main")}
+    merged = whole(texts["base"], texts["dev"], texts["main"])
+    assert "deep_gemm" not in tomllib.loads(merged.text)["tool"]["uv"]["no-build-isolation-package"]
+    assert not any(d.needs_review for d in merged.keys)
