@@ -191,6 +191,18 @@ def test_relative_links_resolve(page: Path) -> None:
     assert not broken, f"{page.name}: " + "; ".join(broken)
 
 
+# A merge of main that is not `--no-commit --no-ff`: a fast-forward leaves no MERGE_HEAD (reconcile
+# would not know main) and a committed merge leaves nothing for reconcile to conclude.
+_PLAIN_MERGE = re.compile(r"git merge (?!--no-commit --no-ff |-s ours |--abort)[^`\n;&|]*\bmain\b")
+RECIPES = [*PAGES, *sorted((REPO / "examples").rglob("*.yml")), *sorted((REPO / "examples").rglob("*.sh")), REPO / ".github" / "workflows" / "depsync-sync.yml"]
+
+
+@pytest.mark.parametrize("page", RECIPES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_merge_of_main_is_no_commit_no_ff(page: Path) -> None:
+    found = [f"{page.name}:{n}: {line.strip()}" for n, line in enumerate(page.read_text().splitlines(), 1) if _PLAIN_MERGE.search(line)]
+    assert not found, "merge main with `git merge --no-commit --no-ff`:\n" + "\n".join(found)
+
+
 # -- README --------------------------------------------------------------------------------------
 
 

@@ -5,6 +5,8 @@ tests/test_docs.py keeps equal to the code."""
 
 from __future__ import annotations
 
+import re
+
 from conftest import REPO
 from test_distribution import QUICK_START
 
@@ -59,3 +61,12 @@ def test_readme_links_every_docs_page() -> None:
     for name in DOCS:
         assert f"(docs/{name})" in README, name
     assert "(SECURITY.md)" in README and "(CONTRIBUTING.md)" in README
+
+
+def test_one_picture_shows_where_each_job_runs() -> None:
+    """One Mermaid picture (GitHub renders it): the branches of a sync and the job run at each."""
+    (picture,) = re.findall(r"```mermaid\n(.*?)```", README, re.DOTALL)
+    assert picture.startswith("flowchart ")
+    for shown in ("merge-base", "main", "dev", "sync/main-into-dev", "git merge --no-commit --no-ff origin/main",
+                  "depsync check (PR CI)", "depsync reconcile", "(sync job)", "depsync lock", "depsync guard (sync job, pre-push)"):  # fmt: skip
+        assert shown in picture, shown
