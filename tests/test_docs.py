@@ -262,9 +262,9 @@ def test_the_example_merges_and_reconciles(megatron_example: tuple[str, str]) ->
 
 
 def test_the_example_is_the_same_everywhere(megatron_example: tuple[str, str], tmp_path: Path) -> None:
-    """Fixed authors and dates: a second run (here with a HOME git config that signs commits and
-    a rev-order cache of its own) makes the same commits, so the ids docs/reconcile.md shows are
-    the reader's."""
+    """Fixed authors and dates, no user git config: a second run (here with a ~/.gitconfig that
+    signs commits and another merge conflict style, and DEPSYNC_OWNER_REF set) makes the same
+    commits and the same body, so the ids docs/reconcile.md shows are the reader's."""
     home = tmp_path / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[commit]\n\tgpgsign = true\n[merge]\n\tconflictStyle = zdiff3\n")
