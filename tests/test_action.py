@@ -44,8 +44,8 @@ WORKFLOW = REPO / "examples" / "sync-workflow.yml"
 SYNC_WORKFLOW = REPO / ".github" / "workflows" / "depsync-sync.yml"  # the reusable workflow WORKFLOW calls
 CHECK_WORKFLOW = REPO / "examples" / "check-workflow.yml"
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
-DEPSYNC_ACTION = "<owner>/depsync/.github/actions/depsync-check"  # the examples' placeholder for this repository
-DEPSYNC_SYNC = "<owner>/depsync/.github/workflows/depsync-sync.yml"
+DEPSYNC_ACTION = "depsync/depsync/.github/actions/depsync-check"  # this repository, as the examples name it
+DEPSYNC_SYNC = "depsync/depsync/.github/workflows/depsync-sync.yml"
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 

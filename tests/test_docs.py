@@ -1,7 +1,8 @@
 """docs/, SECURITY.md and CONTRIBUTING.md stay true: the generated blocks are what the code
 generates now (`python -m depsync.cli.docs`), the CLI reference agrees with `--help` itself, every
 config key and every flagging reconcile row is documented, every config example loads, every
-relative link resolves, and the sync PR shown is what reconcile writes on the real Megatron merge."""
+relative link resolves, and the sync PR shown is what reconcile writes on the real Megatron merge
+(examples/megatron-sync/make-example.sh builds it from the bundled files)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import MEGATRON, REPO, megatron_history
+from conftest import REPO
 
 from depsync.cli import docs
 from depsync.core.config import load_config, valid_keys
@@ -190,6 +191,18 @@ def test_relative_links_resolve(page: Path) -> None:
     assert not broken, f"{page.name}: " + "; ".join(broken)
 
 
+# A merge of main that is not `--no-commit --no-ff`: a fast-forward leaves no MERGE_HEAD (reconcile
+# would not know main) and a committed merge leaves nothing for reconcile to conclude.
+_PLAIN_MERGE = re.compile(r"git merge (?!--no-commit --no-ff |-s ours |--abort)[^`\n;&|]*\bmain\b")
+RECIPES = [*PAGES, *sorted((REPO / "examples").rglob("*.yml")), *sorted((REPO / "examples").rglob("*.sh")), REPO / ".github" / "workflows" / "depsync-sync.yml"]
+
+
+@pytest.mark.parametrize("page", RECIPES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_merge_of_main_is_no_commit_no_ff(page: Path) -> None:
+    found = [f"{page.name}:{n}: {line.strip()}" for n, line in enumerate(page.read_text().splitlines(), 1) if _PLAIN_MERGE.search(line)]
+    assert not found, "merge main with `git merge --no-commit --no-ff`:\n" + "\n".join(found)
+
+
 # -- README --------------------------------------------------------------------------------------
 
 
@@ -220,19 +233,62 @@ def test_readme_ci_snippets_are_the_examples() -> None:
 _LOCAL = re.compile(r"\b[0-9a-f]{10}\b|\b\d{4}-\d{2}-\d{2}\b")  # the test repository's commit ids and dates
 
 
+EXAMPLE = REPO / "examples" / "megatron-sync" / "make-example.sh"
+
+
 @pytest.fixture(scope="module")
-def megatron_pr_body(tmp_path_factory: pytest.TempPathFactory) -> str:
-    if not (MEGATRON / "dev" / "pyproject.toml").exists():
-        pytest.skip(f"real Megatron-LM data not found at {MEGATRON}")
-    repo = megatron_history(tmp_path_factory.mktemp("sync") / "megatron")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
-    merge = subprocess.run(["git", "-C", str(repo), "merge", "-q", "main"], capture_output=True, text=True, env=env)
-    assert merge.returncode == 1 and "CONFLICT" in merge.stdout  # both files conflict, as in the real project
-    body = repo.parent / "pr-body.md"
-    reconcile = [sys.executable, "-m", "depsync", "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--summary", str(body)]
-    result = subprocess.run(reconcile, cwd=repo, capture_output=True, text=True, env=env)
-    assert result.returncode == 1, result.stderr  # needs review
-    return body.read_text()
+def megatron_example(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """What a newcomer's `bash examples/megatron-sync/make-example.sh` prints and the PR body it
+    leaves: the real Megatron-LM merge built from the bundled files, merged and reconciled."""
+    target = tmp_path_factory.mktemp("example") / "megatron"
+    env = dict(os.environ, DEPSYNC=str(Path(sys.executable).parent / "depsync"))
+    result = subprocess.run(["bash", str(EXAMPLE), str(target)], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout, (target / "sync" / "pr-body.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def megatron_pr_body(megatron_example: tuple[str, str]) -> str:
+    return megatron_example[1]
+
+
+def test_the_example_merges_and_reconciles(megatron_example: tuple[str, str]) -> None:
+    """The merge conflicts in both files, as in the real project, and reconcile exits 1 (needs review)."""
+    printed, body = megatron_example
+    assert "$ git merge --no-commit --no-ff origin/main\n" in printed
+    assert "CONFLICT (content): Merge conflict in pyproject.toml" in printed and "CONFLICT (content): Merge conflict in uv.lock" in printed
+    assert "depsync reconcile exited 1: done, a reviewer must look at the flagged entries." in printed
+    assert body.startswith("## depsync reconcile: `origin/main` into `origin/dev`\n")
+
+
+def test_the_example_is_the_same_everywhere(megatron_example: tuple[str, str], tmp_path: Path) -> None:
+    """Fixed authors and dates, no user git config: a second run (here with a ~/.gitconfig that
+    signs commits and another merge conflict style, and DEPSYNC_OWNER_REF set) makes the same
+    commits and the same body, so the ids docs/reconcile.md shows are the reader's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[commit]\n\tgpgsign = true\n[merge]\n\tconflictStyle = zdiff3\n")
+    env = dict(os.environ, HOME=str(home), DEPSYNC=str(Path(sys.executable).parent / "depsync"), DEPSYNC_OWNER_REF="main")
+    env.pop("GIT_CONFIG_GLOBAL", None)
+    result = subprocess.run(["bash", str(EXAMPLE), str(tmp_path / "again")], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (tmp_path / "again" / "sync" / "pr-body.md").read_text() == megatron_example[1]
+
+
+def test_the_example_refuses_a_directory_in_use(tmp_path: Path) -> None:
+    (tmp_path / "kept").write_text("")
+    result = subprocess.run(["bash", str(EXAMPLE), str(tmp_path)], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (2, f"make-example.sh: {tmp_path} is not empty\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+
+
+def test_the_worked_merge_is_what_the_example_runs(megatron_example: tuple[str, str]) -> None:
+    """docs/reconcile.md's steps 1 and 2 show the commands make-example.sh runs, and what git printed."""
+    printed = megatron_example[0].splitlines()
+    merge, reconcile = re.findall(r"```console\n(.*?)```", section(text("docs/reconcile.md"), "## A worked sync PR, from the merge to merged"), re.DOTALL)[:2]
+    foreign = [line for line in merge.splitlines() if line not in printed]
+    assert not foreign, "docs/reconcile.md's merge step has lines make-example.sh does not print:\n" + "\n".join(foreign)
+    assert reconcile.splitlines()[0] in printed, reconcile.splitlines()[0]
 
 
 def test_the_worked_sync_pr_is_what_reconcile_writes(megatron_pr_body: str) -> None:

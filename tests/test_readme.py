@@ -1,9 +1,11 @@
-"""README.md stays in step with the code and the tests: the quick start is the command
+"""README.md stays in step with the code and the tests: the install command is the one
 tests/test_distribution.py runs, the test command is the one CI runs, and what README names
 (rules, config keys, formats, commands) is documented in full in docs/, whose generated parts
 tests/test_docs.py keeps equal to the code."""
 
 from __future__ import annotations
+
+import re
 
 from conftest import REPO
 from test_distribution import QUICK_START
@@ -38,10 +40,14 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert command in (REPO / ".ci" / "run").read_text()
 
 
-def test_quick_start_is_the_tested_command() -> None:
-    quick_start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    assert f"```bash\n{QUICK_START}\n```" in quick_start
-    assert "git+https://" in quick_start  # installing from a Git URL until depsync is published
+def test_install_is_the_tested_command() -> None:
+    """The first section is Install, and its first command is the one tests/test_distribution.py
+    runs: install depsync and run reconcile on the bundled example."""
+    assert README.split("\n## ", 2)[1].startswith("Install\n")
+    install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert install.split("```bash\n", 1)[1].startswith(f"{QUICK_START}\n```")
+    assert "examples/megatron-sync/make-example.sh" in QUICK_START and "git+https://github.com/depsync/depsync" in install  # a Git URL until published
+    assert len(README.split("\n## Install", 1)[0].split("\n\n", 1)[1].strip().splitlines()) <= 3  # what depsync is, in three lines
 
 
 def test_the_documented_formats_exist() -> None:
@@ -55,3 +61,12 @@ def test_readme_links_every_docs_page() -> None:
     for name in DOCS:
         assert f"(docs/{name})" in README, name
     assert "(SECURITY.md)" in README and "(CONTRIBUTING.md)" in README
+
+
+def test_one_picture_shows_where_each_job_runs() -> None:
+    """One Mermaid picture (GitHub renders it): the branches of a sync and the job run at each."""
+    (picture,) = re.findall(r"```mermaid\n(.*?)```", README, re.DOTALL)
+    assert picture.startswith("flowchart ")
+    for shown in ("merge-base", "main", "dev", "sync/main-into-dev", "git merge --no-commit --no-ff origin/main",
+                  "depsync check (PR CI)", "depsync reconcile", "(sync job)", "depsync lock", "depsync guard (sync job, pre-push)"):  # fmt: skip
+        assert shown in picture, shown

@@ -253,7 +253,7 @@ def test_the_example_calls_the_reusable_workflow_with_what_it_declares() -> None
     declared = triggers(called)["workflow_call"]
     assert set(triggers(called)) == {"workflow_call"}, "callable only: it never runs on its own"
     (job,) = caller["jobs"].values()
-    assert job["uses"].startswith("<owner>/depsync/.github/workflows/depsync-sync.yml@")
+    assert job["uses"].startswith("depsync/depsync/.github/workflows/depsync-sync.yml@")
     assert set(job["with"]) <= set(declared["inputs"])
     assert {n for n, spec in declared["inputs"].items() if spec.get("required")} <= set(job["with"])
     assert set(job.get("secrets", {})) <= set(declared["secrets"])

@@ -10,7 +10,8 @@ from depsync.cli.common import command, find_root, global_options, project_path
 
 EPILOG = """\
 examples:
-  git checkout -b sync-main origin/dev && git merge origin/main   # conflicts or not
+  git checkout -b sync/main-into-dev origin/dev
+  git merge --no-commit --no-ff origin/main   # conflicts or not (--no-ff: never a fast-forward)
   depsync reconcile --summary pr-body.md    resolve, relock in the CI image, write the PR body
   depsync reconcile --dry-run               print the plan, touch nothing
   depsync reconcile --no-merge --dev origin/dev --main origin/main --dry-run

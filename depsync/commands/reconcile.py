@@ -1,4 +1,4 @@
-"""`depsync reconcile`: the sync-pipeline step after `git merge origin/main` on a branch from dev.
+"""`depsync reconcile`: the sync-pipeline step after `git merge --no-commit --no-ff origin/main` on a branch from dev.
 
 Order: resolve dev, main and their merge-base; gather the evidence (which packages dev
 depends on, dev's history of the entries that differ, the rev order upstream); plan
