@@ -24,6 +24,19 @@ def _show(value: Any) -> str:
     return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + '…')
 
 
+def _change(side: Any, base: Any) -> str:
+    """A side's array as what it changed since the merge-base (`+ "x"`, `- "y"`), else its value."""
+    if not isinstance(side, list) or not isinstance(base, list):
+        return _show(side)
+    added = [x for x in side if x not in base]
+    removed = [x for x in base if x not in side]
+    if not added and not removed:
+        return _show(side) if side != base else "as at the merge-base"
+    parts = [f"+ {json.dumps(x, default=str)}" for x in added] + [f"- {json.dumps(x, default=str)}" for x in removed]
+    text = ", ".join(parts)
+    return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + "…")
+
+
 def main_changes(result: Reconciliation) -> list[KeyDecision]:
     """The keys main changed since the merge-base that dev does not have as main has them."""
     return [d for d in result.keys if d.main_changed and d.differs]
@@ -51,7 +64,7 @@ def sections(result: Reconciliation, compact: bool = False) -> list[str]:
         lines += ["| review | key | main's value | dev's value | kept | why |", "|---|---|---|---|---|---|"]
         for d in shown:
             kept = {"main": "main's", "dev": "dev's", "merged": "both merged", "none": "absent"}[d.taken_from]
-            lines.append(f"| {'**yes**' if d.needs_review else ''} | {markdown.code(d.key)} | {_show(d.main)} | {_show(d.dev)} | {kept} | {markdown.text(d.reason)} |")
+            lines.append(f"| {'**yes**' if d.needs_review else ''} | {markdown.code(d.key)} | {_change(d.main, d.base)} | {_change(d.dev, d.base)} | {kept} | {markdown.text(d.reason)} |")
         if len(shown) < len(rows):
             lines.append(f"\nand {len(rows) - len(shown)} more keys (the plan JSON lists them all).")
     else:

@@ -233,11 +233,12 @@ def _coupled_list(decision: KeyDecision, coupling: Coupling) -> KeyDecision:
         return decision
     notes = []
     if out_names:
-        notes.append(f"{', '.join(out_names)} left out: main's requirement for it was not taken")
+        notes.append(f"main's {', '.join(out_names)} left out with its requirement, which was not taken")
     if kept_names:
-        notes.append(f"{', '.join(kept_names)} kept: the merge still asks for it")
+        notes.append(f"dev's {', '.join(kept_names)} kept: main dropped the requirement, the merge keeps it")
     taken = "dev" if comparable(result) == comparable(decision.dev) else "merged"
-    return KeyDecision(decision.path, decision.case, decision.base, decision.dev, decision.main, result, taken, f"{decision.reason}; follows the requirements: {'; '.join(notes)}", decision.needs_review)
+    rest = "; the rest of main's change taken" if taken == "merged" else ""
+    return KeyDecision(decision.path, decision.case, decision.base, decision.dev, decision.main, result, taken, f"settings that name a package follow its requirement: {'; '.join(notes)}{rest}", decision.needs_review)
 
 
 def _coupled_key(decision: KeyDecision, coupling: Coupling) -> KeyDecision:
