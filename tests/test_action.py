@@ -36,6 +36,8 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO, env_for, git, uv_lock, warnings_only, write_files
+
+from depsync import __version__
 from support import copy_of_depsync
 from uvprojects import LocalMaterial
 
@@ -486,7 +488,7 @@ def test_the_action_passes_a_clean_pr_and_writes_its_summary(pr_repo: Path, mate
     assert outputs["warnings"].isdigit()
     install = runner.step("install depsync from the action's checkout")
     assert install.outputs["depsync"].startswith(str(runner_temp)), "depsync runs from the action's own venv"
-    assert "depsync 0.1.0" in install.stdout
+    assert f"depsync {__version__}" in install.stdout
     summary = Path(outputs["summary-path"]).read_text()
     assert summary.startswith("## depsync check passed")
     assert "### uv.lock: `origin/dev:uv.lock` -> `uv.lock`" in summary and "zeta" in summary  # the lock diff against the PR base
