@@ -349,7 +349,11 @@ def test_an_index_comes_with_the_requirement_and_source_that_need_it() -> None:
     assert index.taken_from == "main" and any("uses index 'cu128'" in e for e in index.evidence)
     # without the import, none of the three comes in, and each is said
     text, sources, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(gathered=True))
-    assert text == base and all(d.needs_review for d in surface if d.main_not_taken) and all(d.needs_review for d in sources if d.differs)
+    assert text == base and all(d.needs_review for d in sources if d.differs)
+    # the requirement is the flagged decision; its explicit index stays out with it, said, not flagged again
+    assert all(d.needs_review for d in surface if d.main_not_taken and d.kind == "requirement")
+    index = next(d for d in surface if d.table == "tool.uv.index")
+    assert index.main_not_taken and not index.needs_review and "only for requirements that were not taken" in index.reason
 
 
 def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_following_branch() -> None:
@@ -369,12 +373,16 @@ def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_fo
     assert result["tool"]["uv"] == wanted["tool"]["uv"]
     tables = {d.table for d in surface if d.taken_from == "main" and d.changes_dev}
     assert tables == {"project.requires-python", "dependency-groups.ci", "tool.uv.required-version", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
-    # the same, seen from a dev that owns its surface: settings dev never chose move with main, additions wait for evidence
+    # the same, seen from a dev that owns its surface: settings dev never chose move with main, and
+    # so do resolver entries (overrides, constraints, conflicts: no code imports them, the three-way
+    # rule decides); a requirement-like addition (an include-group) waits for evidence
     never = {(d.table, d.name): Ownership("main", "history", "dev's history never changed it") for d in surface}
     text, _, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(ownership=never, gathered=True), "dev")
     declined = {d.table for d in surface if d.main_not_taken}
-    assert declined == {"dependency-groups.ci", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
+    assert declined == {"dependency-groups.ci"}
     assert all(d.needs_review for d in surface if d.main_not_taken)
+    resolver = {d.table for d in surface if d.taken_from == "main" and d.changes_dev and "resolver setting" in d.reason}
+    assert resolver == {"tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
 
 
 def test_module_names_from_wheels_in_uvs_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
