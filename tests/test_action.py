@@ -17,7 +17,8 @@ What is stubbed, because it cannot exist here, and how:
   interpreter of the test's Python stands in for it, given as its `python-path` output;
 - the action's checkout: GitHub downloads the depsync repository at the pinned ref; here
   the work tree is copied to a temp dir (the action installs from that copy, with real pip).
-Everything else is real: git, pip (packages from the configured index), depsync, bash.
+Everything else is real: git, pip (packages from the configured index: depsync's
+dependencies, and the uv the action installs), depsync, uv, bash.
 """
 
 from __future__ import annotations
@@ -576,6 +577,8 @@ def test_one_default_uv_everywhere() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert hooks["depsync-check"]["additional_dependencies"] == [f"uv=={tested}"]
     assert f"else {tested}" in yaml.safe_load(ACTION.read_text())["inputs"]["uv-version"]["description"]
+    ci = (REPO / "docs" / "ci.md").read_text()
+    assert f"`uv=={tested}`" in ci and f"else `{tested}`" in ci  # what the docs say the recipes install
 
 
 def test_the_action_without_a_base_ref_still_checks(pr_repo: Path, material: LocalMaterial, action_dir: Path, runner_temp: Path) -> None:
