@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -191,3 +192,16 @@ def test_diff_json_of_the_real_megatron_locks(tmp_path: Path) -> None:
     broken = copy.deepcopy(document)
     broken["changes"][0]["old"]["ver"] = broken["changes"][0]["old"].pop("version")
     assert not validator(lockdiff.SCHEMA).is_valid(broken)
+
+
+def test_reconcile_plan_of_a_failed_relock(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """The plan a failed relock leaves (status failed, the work tree put back): no uv anywhere."""
+    env = env_for(material)
+    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d and not (Path(d) / "uv").exists())
+    merged = subprocess.run(["git", "-C", str(small_repo), "merge", "--no-commit", "--no-ff", "main"], capture_output=True, text=True, env=env)
+    assert merged.returncode in (0, 1), merged.stderr
+    plan = tmp_path / "plan.json"
+    run_depsync("reconcile", "--dev", "dev", "--main", "main", "--runner", "local", "--no-fetch", "--plan-json", str(plan), cwd=small_repo, env=env, ok=(1, 2))
+    document = json.loads(plan.read_text())
+    assert document["status"] == "failed" and document["failure"], document["status"]
+    assert_valid(document)
