@@ -17,7 +17,8 @@ What is stubbed, because it cannot exist here, and how:
   interpreter of the test's Python stands in for it, given as its `python-path` output;
 - the action's checkout: GitHub downloads the depsync repository at the pinned ref; here
   the work tree is copied to a temp dir (the action installs from that copy, with real pip).
-Everything else is real: git, pip (packages from the configured index), depsync, bash.
+Everything else is real: git, pip (packages from the configured index: depsync's
+dependencies, and the uv the action installs), depsync, uv, bash.
 """
 
 from __future__ import annotations
@@ -41,7 +42,10 @@ from depsync import __version__
 from support import copy_of_depsync
 from uvprojects import LocalMaterial
 
+from depsync.api import pinned_uv_version
+
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"
+INSTALL_UV = ACTION.parent / "install_uv.py"
 WORKFLOW = REPO / "examples" / "sync-workflow.yml"
 SYNC_WORKFLOW = REPO / ".github" / "workflows" / "depsync-sync.yml"  # the reusable workflow WORKFLOW calls
 CHECK_WORKFLOW = REPO / "examples" / "check-workflow.yml"
@@ -489,6 +493,9 @@ def test_the_action_passes_a_clean_pr_and_writes_its_summary(pr_repo: Path, mate
     install = runner.step("install depsync from the action's checkout")
     assert install.outputs["depsync"].startswith(str(runner_temp)), "depsync runs from the action's own venv"
     assert f"depsync {__version__}" in install.stdout
+    uv = runner.step("install uv into depsync's venv")
+    assert "uv 0.13.9" in uv.stdout and "(no pin in the project: the action's default)" in uv.stdout
+    assert outputs["uv-version"] == "0.13.9" and Path(install.outputs["bin"], "uv").is_file()  # in the action's venv
     summary = Path(outputs["summary-path"]).read_text()
     assert summary.startswith("## depsync check passed")
     assert "### uv.lock: `origin/dev:uv.lock` -> `uv.lock`" in summary and "zeta" in summary  # the lock diff against the PR base
@@ -510,6 +517,69 @@ def test_the_action_fails_on_findings_after_writing_them(pr_repo: Path, material
     assert summary.startswith("## depsync check failed (exit 1)") and "`lock-stale`" in summary
     result = runner.step("depsync result")
     assert result.returncode == 1 and "found problems" in result.stdout
+
+
+def test_the_action_installs_uv_so_a_lock_uv_accepts_passes(pr_repo: Path, material: LocalMaterial, action_dir: Path, runner_temp: Path) -> None:
+    """uv 0.13 with `[tool.uv] preview = true` writes a lock (revision 5) without the root's
+    `[package.metadata]`: depsync's static model calls it stale, uv accepts it. The job has no uv
+    (runner_env drops the test venv's bin): only the uv the action installs can say so."""
+    text = (pr_repo / "pyproject.toml").read_text()
+    (pr_repo / "pyproject.toml").write_text(text + "\n[tool.uv]\npreview = true\n")
+    (pr_repo / "uv.lock").unlink()  # uv keeps a lock that still fits: a fresh one has the preview shape
+    uv_lock(pr_repo, material)
+    git(pr_repo, "commit", "-qam", "pr: uv preview")
+    static = subprocess.run([sys.executable, "-m", "depsync", "check", "--static", "--format", "json", "--owner-ref", "origin/dev"], cwd=pr_repo, capture_output=True, text=True)
+    assert static.returncode == 1 and {f["rule"] for f in json.loads(static.stdout)["findings"]} == {"lock-stale"}, static.stdout  # the static verdict alone fails it
+    runner = action_runner(pr_repo, runner_temp, material)
+    assert shutil.which("uv", path=runner.env["PATH"]) is None, "the job itself has no uv"
+    ok, outputs = run_action(runner, action_dir, {"owner-ref": "origin/dev"})
+    assert ok, runner.describe()
+    check = runner.step("depsync check")
+    assert outputs["exit-code"] == "0" and "lock-stale" not in check.stdout, check.stdout  # was: "no uv that runs offline to confirm it"
+    assert "title=depsync static-model-disagrees" in check.stdout and "uv 0.13.9 `uv lock --check --offline` accepts it" in check.stdout
+
+
+def test_a_uv_version_input_that_is_no_release_installs_nothing(pr_repo: Path, material: LocalMaterial, action_dir: Path, runner_temp: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    runner = action_runner(pr_repo, runner_temp, material)
+    ok, _ = run_action(runner, action_dir, {"owner-ref": "origin/dev", "uv-version": f"0.13.9 --target {marker}"})
+    uv = runner.step("install uv into depsync's venv")
+    assert not ok and uv.returncode == 2 and "uv-version must be a uv release" in uv.stdout
+    assert not marker.exists() and not runner.step("depsync check").ran
+
+
+@pytest.mark.parametrize(("pyproject", "dockerfile", "expected"), [
+    ('[tool.uv]\nrequired-version = "==0.7.2"\n', "ARG UV_VERSION=0.8.0\n", "0.7.2"),  # uv refuses to run at another version
+    ('[tool.uv]\nrequired-version = "0.7.2"\n', "", "0.7.2"),
+    ('[tool.uv]\nrequired-version = ">=0.7"\n', "ARG UV_VERSION=0.8.0\n", "0.8.0"),  # a range: the CI Dockerfile's pin
+    ("", "ARG UV_VERSION=0.8.0\n", "0.8.0"),
+    ("", "ARG UV_VERSION=latest\n", None),  # not a release: never a version to install
+    ('[tool.uv]\nrequired-version = ">=0.7"\n', "", None),
+])
+def test_the_uv_the_action_installs_is_the_project_s_pin(tmp_path: Path, pyproject: str, dockerfile: str, expected: str | None) -> None:
+    project = tmp_path / "p"
+    text = '[project]\nname = "p"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = []\n\n' + pyproject
+    files = {"pyproject.toml": text, "uv.lock": 'version = 1\nrevision = 3\nrequires-python = ">=3.10"\n'}
+    if dockerfile:
+        files["docker/Dockerfile.ci.dev"] = f"FROM python:3.12\n{dockerfile}RUN pip install uv==${{UV_VERSION}}\nRUN uv sync --locked\n"
+    write_files(project, files)
+    assert pinned_uv_version(project) == expected
+    assert pinned_uv_version(project / "docker") == expected if dockerfile else True  # from a subdirectory, as `depsync check PATH`
+
+
+def test_one_default_uv_everywhere() -> None:
+    """The action's default uv, the pre-commit hook's uv and the uv the tests run are one version."""
+    import tomllib
+
+    test_extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    (tested,) = [r.removeprefix("uv==") for r in test_extra if r.startswith("uv==")]
+    default = re.search(r'^DEFAULT_UV = "([^"]+)"', INSTALL_UV.read_text(), re.M)
+    assert default and default.group(1) == tested
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["depsync-check"]["additional_dependencies"] == [f"uv=={tested}"]
+    assert f"else {tested}" in yaml.safe_load(ACTION.read_text())["inputs"]["uv-version"]["description"]
+    ci = (REPO / "docs" / "ci.md").read_text()
+    assert f"`uv=={tested}`" in ci and f"else `{tested}`" in ci  # what the docs say the recipes install
 
 
 def test_the_action_without_a_base_ref_still_checks(pr_repo: Path, material: LocalMaterial, action_dir: Path, runner_temp: Path) -> None:

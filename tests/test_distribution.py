@@ -26,6 +26,7 @@ from depsync import __version__
 # depsync and run reconcile on the bundled example.
 QUICK_START = "python3 -m venv .venv && .venv/bin/pip install . && bash examples/megatron-sync/make-example.sh"
 SYSTEM_PYTHON = Path("/usr/bin/python3")
+SCHEMA_FILES = sorted(p.name for p in (REPO / "depsync" / "schemas").glob("*.schema.json"))
 
 
 def _tree_copy(target: Path) -> Path:
@@ -77,6 +78,8 @@ def test_wheel_metadata(dist: Path) -> None:
     for module in ("depsync/cli/parser.py", "depsync/cli/docs.py", "depsync/report/sarif.py", "depsync/core/rules/docs.py", "depsync/cli/root.py", "depsync/commands/completion.py"):
         assert module in names, module
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
+    # the JSON Schemas of the JSON outputs are package data: every one the source has is in the wheel
+    assert SCHEMA_FILES and {f"depsync/schemas/{name}" for name in SCHEMA_FILES} <= set(names)
 
 
 def test_sdist_contents(dist: Path) -> None:
@@ -84,6 +87,7 @@ def test_sdist_contents(dist: Path) -> None:
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
     assert {"LICENSE", "README.md", "pyproject.toml", "PKG-INFO", "depsync/cli/parser.py"} <= names
+    assert {f"depsync/schemas/{name}" for name in SCHEMA_FILES} <= names
 
 
 def test_wheel_installs_into_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
@@ -97,6 +101,11 @@ def test_wheel_installs_into_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
     depsync = tmp_path / "bin" / "depsync"
     version = subprocess.run([str(depsync), "--version"], capture_output=True, text=True, env=env)
     assert (version.returncode, version.stdout.strip()) == (0, f"depsync {__version__}")
+    # the installed package reads its schemas (importlib.resources, not the source tree)
+    python = next((tmp_path / "tools" / "depsync" / "bin").glob("python3*"))
+    probe = "from depsync.api import json_schema; print(' '.join(json_schema(s)['properties']['schema']['const'] for s in ('depsync.check/1', 'depsync.reconcile/1', 'depsync.diff/2')))"
+    loaded = subprocess.run([str(python), "-I", "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert (loaded.returncode, loaded.stdout.split()) == (0, ["depsync.check/1", "depsync.reconcile/1", "depsync.diff/2"]), loaded.stderr[-2000:]
     check = subprocess.run([str(depsync), "check", str(REPO / "fixtures" / "megatron-dev")], capture_output=True, text=True, env=env)
     # 1: the real errors of that state (CUDA 12 --no-install-package flags the CUDA 13 lock renamed)
     assert check.returncode == 1 and "docker-no-install-renamed" in check.stdout and "Traceback" not in check.stderr, check.stdout + check.stderr

@@ -1,4 +1,4 @@
-"""Render check findings. JSON schema "depsync.check/1" is documented in docs/check.md.
+"""Render check findings. JSON schema "depsync.check/1": depsync/schemas/check-1.schema.json, docs/check.md.
 
 Off a terminal the human format is plain text written without rich (importing rich costs
 more than a cached check): the same lines rich prints there, without colour.

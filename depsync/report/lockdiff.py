@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from depsync import __version__
 from depsync.core.lockdiff import PackageChange, label, summarize
 from depsync.core.redact import redacted_json
 from depsync.report import markdown
@@ -91,11 +92,12 @@ def _side(version: str | None, source: str, url: str, commit: str) -> dict[str, 
 
 
 def to_json(changes: Sequence[PackageChange], old: str, new: str) -> str:
-    """Schema depsync.diff/2: a change is {name, kind, direct, forked, old, new}, each side
+    """Schema depsync.diff/2 (depsync/schemas/diff-2.schema.json): a change is {name, kind, direct, forked, old, new}, each side
     null or {version, source, url or path, commit (git)}."""
     return redacted_json(
         {
             "schema": SCHEMA,
+            "depsync": __version__,
             "old": old,
             "new": new,
             "changes": [

@@ -1,4 +1,4 @@
-"""Render a reconciliation: Markdown for the PR body, JSON ("depsync.reconcile/1") for bots.
+"""Render a reconciliation: Markdown for the PR body, JSON ("depsync.reconcile/1", depsync/schemas/reconcile-1.schema.json) for bots.
 
 The summary is for a reviewer: rows only for the entries dev and main disagree on (with
 links to the commits and the comparison on GitHub), the evidence of every flagged entry,
@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from depsync import __version__
 from depsync.core.redact import redact, redacted_json
 from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
@@ -345,6 +346,7 @@ def to_json(result: Reconciliation) -> str:
     differing = result.differing
     document = {
         "schema": SCHEMA,
+        "depsync": __version__,
         "status": result.status,
         "failure": result.failure,
         "dev": {"ref": result.dev_ref, "commit": result.dev_commit, "sha": result.dev_sha},

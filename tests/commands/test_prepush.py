@@ -8,7 +8,9 @@ to a path).
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +194,43 @@ def test_the_pre_commit_hook_of_this_repository(project: tuple[Path, Path, dict[
     assert refused.returncode != 0
     assert "Failed" in refused.stdout and "uv.lock: is main's lock" in refused.stdout
     assert "sync-bad" not in remote_branches(remote)
+
+
+def test_the_pre_commit_check_hook_confirms_a_static_lock_stale_with_its_own_uv(material: LocalMaterial, tmp_path: Path) -> None:
+    """.pre-commit-hooks.yaml's depsync-check through real pre-commit, on a real `git commit`.
+    uv 0.13 with `[tool.uv] preview = true` writes a lock (revision 5) without the root's
+    `[package.metadata]`: depsync's static model calls it stale, uv accepts it. Nothing on PATH
+    has uv or depsync: the hook passes only because its environment installs uv
+    (additional_dependencies) and depsync check asks it."""
+    from support import git_repo_of_depsync
+    from uvprojects import lock_project, write_project
+
+    source = tmp_path / "depsync-hooks"
+    commit = git_repo_of_depsync(source)
+    repo = tmp_path / "app"
+    text = ('[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha"]\n' + material.index_toml()
+            + "\n[tool.uv]\npreview = true\n")
+    write_project(repo, text)
+    lock_project(repo, material.env)
+    git(repo, "init", "-q", "-b", "dev")
+    (repo / ".pre-commit-config.yaml").write_text(f"repos:\n  - repo: {source}\n    rev: {commit}\n    hooks:\n      - id: depsync-check\n")
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-qm", "pre-commit: depsync-check")
+    bare = [d for d in env_for(material)["PATH"].split(os.pathsep) if d and not (Path(d) / "depsync").exists() and not (Path(d) / "uv").exists()]
+    env = {**env_for(material), "PATH": os.pathsep.join(bare), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert shutil.which("uv", path=env["PATH"]) is None and shutil.which("depsync", path=env["PATH"]) is None
+    static = depsync(repo, "check", "--static", "--format", "json")
+    assert static.returncode == 1 and {f["rule"] for f in json.loads(static.stdout)["findings"]} == {"lock-stale"}  # the static verdict alone fails it
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=env)
+    assert installed.returncode == 0, installed.stderr
+
+    git(repo, "add", "pyproject.toml", "uv.lock")
+    committed = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "app: uv preview lock"], capture_output=True, text=True, env=env)
+    assert committed.returncode == 0, committed.stdout + committed.stderr  # was: lock-stale, "no uv that runs offline to confirm it"
+    hook_said = committed.stdout + committed.stderr  # git passes the hook's output on stderr
+    assert "depsync check" in hook_said and "Passed" in hook_said
+    assert git(repo, "log", "-1", "--format=%s") == "app: uv preview lock"
+    verbose = subprocess.run([sys.executable, "-m", "pre_commit", "run", "depsync-check", "--all-files", "--verbose"], cwd=repo, capture_output=True, text=True, env=env)
+    assert verbose.returncode == 0, verbose.stdout + verbose.stderr
+    assert "static-model-disagrees" in verbose.stdout and "uv 0.13.9 `uv lock --check --offline` accepts it" in verbose.stdout
+    assert "lock-stale" not in verbose.stdout.replace("static lock-stale", "")

@@ -185,3 +185,14 @@ def test_protected_paths() -> None:
 
 def test_every_rule_has_summary() -> None:
     assert all(rule.summary and rule.id == key for key, rule in RULES.items())
+
+
+@pytest.mark.parametrize(("required", "exact"), [
+    ("==0.7.2", "0.7.2"), ("0.7.2", "0.7.2"), (" == 0.13.9 ", "0.13.9"),
+    (">=0.7", None), ("==0.7.*", None), ("==0.7.2,<1", None), ("latest", None), ("", None), (None, None), (7, None),
+])
+def test_exact_required_version(required: object, exact: str | None) -> None:
+    """The one release a `required-version` names: what `depsync lock` and the check action install."""
+    from depsync.core.rules.uv_version import exact_required_version
+
+    assert exact_required_version(required) == exact

@@ -44,6 +44,13 @@ def newer_than(revision: int) -> Version | None:
     return older[-1] if older else None
 
 
+def exact_required_version(required: object) -> str | None:
+    """The one release `[tool.uv] required-version` names (`==0.7.2` or `0.7.2`), else None
+    (a range, or anything that is not a release number)."""
+    exact = str(required or "").strip().removeprefix("==").strip()
+    return exact if exact and all(part.isdigit() for part in exact.split(".")) and uv_version_allowed(exact) else None
+
+
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
     pins = [(d, pin) for d in inputs.dockerfiles for pin in d.uv_pins]

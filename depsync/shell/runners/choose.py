@@ -59,11 +59,9 @@ def wanted_uv_version(pyproject: Pyproject, dockerfile: Dockerfile | None) -> st
         if not uv_version_allowed(pin.version):  # it names a cache path and a download: never used as given
             raise DepsyncError(f"{pin.how} {pin.version!r} is not a uv release number", f"{dockerfile.path}:{pin.line}")
         return pin.version
-    required = str(pyproject.uv.get("required-version", "")).strip()
-    exact = required.removeprefix("==")
-    if exact and all(part.isdigit() for part in exact.split(".")):
-        return exact
-    return None
+    from depsync.core.rules.uv_version import exact_required_version
+
+    return exact_required_version(pyproject.uv.get("required-version"))
 
 
 # files that name the relock image besides the Dockerfile: the image receives the forwarded
