@@ -98,6 +98,16 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     for path in (*config.protected_paths, *(d.path for d in config.dockerfiles)):
         if here.read_bytes(path) != at_dev.read_bytes(path):
             violations.append(Violation(path, f"differs from dev ({dev_short})", f"git checkout {dev_short} -- {path}"))
+    # the other files uv reads for the project (uv.toml, .python-version): dev's, as reconcile keeps them
+    from depsync.core.sync.uv_files import UV_CONFIG_FILES
+
+    project_dir = config.pyproject.rpartition("/")[0]
+    for name in UV_CONFIG_FILES:
+        path = f"{project_dir}/{name}" if project_dir else name
+        ours_bytes, devs = here.read_bytes(path), at_dev.read_bytes(path)
+        if ours_bytes != devs:
+            fix = f"git rm -- {path}" if devs is None else f"git checkout {dev_short} -- {path}"
+            violations.append(Violation(path, f"differs from dev ({dev_short}): uv reads it for the project, and it is dev's like the triple", fix))
     if config.take_from_main:  # paths main owns: equal to main's
         from depsync.core.paths_of import selected
 

@@ -30,6 +30,7 @@ from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
 from depsync.core.sync.merge import policy_of, reconciled_pyproject_whole
 from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+from depsync.core.sync.uv_files import FileDecision
 from depsync.core.sync.sources import (
     MISSING,
     EntryChange,
@@ -232,6 +233,10 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data) + _inconsistencies(config, new_pyproject, data["dev"])
     for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
+    # the other files uv reads: dev's uv.toml and .python-version, members merged per key
+    uv_files = _uv_files(root, config, readers, new_pyproject, data, dev_commit, main_commit)
+    for decision in uv_files:
+        targets[decision.path] = decision.result
     # paths main owns: taken wholesale from main (a path main deleted goes too)
     taken = _take_from_main(root, config, dev_commit, main_commit)
     for path in taken:
@@ -242,14 +247,38 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     load_inputs(root, dev_commit, CliOverrides(owner_ref=dev_commit))
     result = Reconciliation(dev_ref, main_ref, dev_commit, main_commit, base_commit, decisions, metadata, dry_run=options.dry_run, merging=bool(merging), config_drift=config_drift, hint_drift=hint_drift, evidence_fetches=fetches)
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
-    result.keys = merged_pyproject.keys
+    result.keys, result.uv_files = merged_pyproject.keys, uv_files
     result.taken_from_main = taken
     result.squashed = squashed_syncs_on(root, dev_commit, main_commit, base_commit)
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
-        if path not in (config.pyproject, config.lock, *taken) and current != data:
+        if path not in (config.pyproject, config.lock, *taken, *(d.path for d in uv_files)) and current != data:
             result.restored.append(path)
     return result, config, targets, dev_commit
+
+
+def _uv_files(root: Path, config: Config, readers: dict[str, FileReader], new_pyproject: str, data: dict[str, dict[str, Any]], dev_commit: str, main_commit: str) -> list[FileDecision]:
+    """What becomes of uv.toml, .python-version(s) and every workspace member's pyproject."""
+    import posixpath
+
+    from depsync.core.sync.uv_files import UV_CONFIG_FILES, decide_member, decide_uv_config, member_pyprojects, workspace_globs
+
+    project_dir = posixpath.dirname(config.pyproject)
+
+    def sides(path: str) -> tuple[bytes | None, bytes | None, bytes | None]:
+        return readers["base"].read_bytes(path), readers["dev"].read_bytes(path), readers["main"].read_bytes(path)
+
+    out = [d for name in UV_CONFIG_FILES if (d := decide_uv_config(posixpath.join(project_dir, name), *sides(posixpath.join(project_dir, name)))) is not None]
+    members, exclude = workspace_globs(tomllib.loads(new_pyproject), data["dev"], data["main"])
+    if members:
+        prefix = f"{project_dir}/" if project_dir else ""
+        files = [p.removeprefix(prefix) for p in git.regular_files(root, dev_commit, main_commit) if p.startswith(prefix)]
+        for relative in member_pyprojects(files, members, exclude):
+            path = prefix + relative
+            decision = decide_member(path, *sides(path), conflict_side=config.conflict_policy)
+            if decision is not None:
+                out.append(decision)
+    return out
 
 
 def _take_from_main(root: Path, config: Config, dev_commit: str, main_commit: str) -> list[str]:

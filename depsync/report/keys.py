@@ -101,3 +101,48 @@ def to_json(result: Reconciliation) -> list[dict[str, Any]]:
         for d in result.keys
         if d.differs or d.main_changed
     ]
+
+
+# -- the other files uv reads ----------------------------------------------------------------
+
+
+def files_headline(result: Reconciliation) -> str:
+    changed = [d for d in result.uv_files if d.main_changed]
+    if not changed:
+        return ""
+    flagged = sum(d.needs_review for d in changed)
+    return f"; files uv reads: main changed {len(changed)}, {flagged} flagged"
+
+
+def files_section(result: Reconciliation, compact: bool = False) -> list[str]:
+    if not result.uv_files:
+        return []
+    lines = ["### Other files uv reads (uv.toml, .python-version, workspace members)", ""]
+    shown = sorted(result.uv_files, key=lambda d: not d.needs_review)[: 20 if compact else _SHOWN]
+    lines += ["| review | file | kept | why | main's keys |", "|---|---|---|---|---|"]
+    for d in shown:
+        kept = {"main": "main's", "dev": "dev's", "merged": "merged", "none": "absent"}[d.taken_from]
+        keys = ", ".join(markdown.code(k.key) for k in d.keys[:5]) + (f" and {len(d.keys) - 5} more" if len(d.keys) > 5 else "")
+        lines.append(f"| {'**yes**' if d.needs_review else ''} | {markdown.code(d.path)} | {kept} | {markdown.text(d.reason)} | {keys or '-'} |")
+    if len(shown) < len(result.uv_files):
+        lines.append(f"\nand {len(result.uv_files) - len(shown)} more files (the plan JSON lists them all).")
+    return lines
+
+
+def files_review_lines(result: Reconciliation) -> list[str]:
+    return [f"- {markdown.code(d.path)}: {markdown.text(d.reason)}" for d in result.uv_files if d.needs_review]
+
+
+def files_json(result: Reconciliation) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": d.path,
+            "kind": d.kind,
+            "case": d.case,
+            "taken_from": d.taken_from,
+            "reason": d.reason,
+            "needs_review": d.needs_review,
+            "keys": [{"key": k.key, "case": k.case, "base": k.base, "dev": k.dev, "main": k.main, "result": k.result, "taken_from": k.taken_from, "reason": k.reason, "needs_review": k.needs_review} for k in d.keys],
+        }
+        for d in result.uv_files
+    ]

@@ -109,7 +109,7 @@ def _evidence_lines(d: SourceDecision) -> list[str]:
 def _headline(result: Reconciliation) -> list[str]:
     differing, flagged = result.differing, [d for d in result.differing if d.needs_review]
     rate = f"{len(flagged)} of {len(differing)} entries that differ flagged ({result.flag_rate:.0%})" if differing else "no entry differs between dev and main"
-    rate += surface_report.headline(result) + keys_report.headline(result)
+    rate += surface_report.headline(result) + keys_report.headline(result) + keys_report.files_headline(result)
     if result.failure:
         lines = [f"**Failed**: {_cell(result.failure)}", "", "The work tree was put back as it was before reconcile; below is the plan it would have applied."]
     elif result.dry_run:
@@ -160,7 +160,7 @@ def _review_section(result: Reconciliation, compact: bool) -> list[str]:
     flagged = [d for d in result.decisions if d.needs_review]
     meta = [m for m in result.metadata if m.needs_review]
     errors = [f for f in result.findings if str(f.severity) == "error"]
-    surface = surface_report.review_lines(result) + keys_report.review_lines(result)
+    surface = surface_report.review_lines(result) + keys_report.review_lines(result) + keys_report.files_review_lines(result)
     if not (flagged or meta or errors or surface or result.config_drift or result.hint_drift):
         return []
     lines = ["### Needs review", ""]
@@ -265,7 +265,7 @@ def next_steps(result: Reconciliation) -> list[str]:
         steps.append(resolve)
     if result.lock.state == "not-relocked":
         steps.append("Relock in the CI image: `depsync lock` (uv.lock is dev's and was not relocked).")
-    if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata) or any(d.needs_review for d in result.dependencies) or any(d.needs_review for d in result.keys):
+    if any(d.needs_review for d in result.decisions) or any(m.needs_review for m in result.metadata) or any(d.needs_review for d in result.dependencies) or any(d.needs_review for d in result.keys) or any(d.needs_review for d in result.uv_files):
         steps.append(
             "Review the flagged entries above. To take main's value where main changed an entry dev did not, edit pyproject.toml "
             "(the entry's table) and relock with `depsync lock`; for a conflict (both changed it) `depsync guard` accepts main's "
@@ -296,6 +296,7 @@ def to_markdown(result: Reconciliation, limit: int = _TARGET) -> str:
             _other_evidence(result, "evidence" in compact),
             surface_report.sections(result, "dependencies" in compact),
             keys_report.sections(result, "dependencies" in compact),
+            keys_report.files_section(result, "dependencies" in compact),
             _metadata_section(result),
             _files_section(result),
             _lock_section(result, "lock" in compact),
@@ -358,6 +359,7 @@ def to_json(result: Reconciliation) -> str:
         "dependencies": surface_report.to_json(result),
         "dependency_flags": surface_report.counts(result),
         "keys": keys_report.to_json(result),
+        "uv_files": keys_report.files_json(result),
         "default_side": result.default_side,
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],

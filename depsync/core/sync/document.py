@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from depsync.core.names import canonicalize_name
 from depsync.core.sync.sources import case_of_values
 
@@ -126,18 +128,35 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return any(path[: len(root)] == root for root in roots)
 
 
-def _element_key(item: Any) -> Any:
-    """An array element's identity: a table by its name (an index, a metadata entry), anything else by value."""
+def is_requirement_list(path: Path) -> bool:
+    """An array of requirement strings (a workspace member's dependency tables merge here)."""
+    return (
+        path == ("project", "dependencies")
+        or (len(path) == 3 and path[:2] == ("project", "optional-dependencies"))
+        or (len(path) == 2 and path[0] == "dependency-groups")
+        or (len(path) == 3 and path[:2] == ("tool", "uv") and path[2] in ("dev-dependencies", "override-dependencies", "constraint-dependencies", "build-constraint-dependencies"))
+    )
+
+
+def _element_key(item: Any, requirements: bool = False) -> Any:
+    """An array element's identity: a table by its name (an index, a metadata entry), a
+    requirement by its package and marker (in a requirement list), anything else by value."""
     if isinstance(item, Mapping) and isinstance(item.get("name"), str):
         return ("name", item["name"])
+    if requirements and isinstance(item, str):
+        try:
+            requirement = Requirement(item)
+        except InvalidRequirement:
+            return ("value", comparable(item))
+        return ("requirement", canonicalize_name(requirement.name), str(requirement.marker or ""))
     return ("value", comparable(item))
 
 
-def _keyed(items: Sequence[Any]) -> dict[Any, Any] | None:
+def _keyed(items: Sequence[Any], requirements: bool = False) -> dict[Any, Any] | None:
     """Elements by identity; None when two elements share one (then the array is one leaf)."""
     out: dict[Any, Any] = {}
     for item in items:
-        key = _element_key(item)
+        key = _element_key(item, requirements)
         if key in out:
             return None
         out[key] = item
@@ -145,7 +164,8 @@ def _keyed(items: Sequence[Any]) -> dict[Any, Any] | None:
 
 
 def _merge_array(path: Path, base: list[Any], dev: list[Any], main: list[Any], conflict_side: str) -> KeyDecision | None:
-    b, d, m = _keyed(base), _keyed(dev), _keyed(main)
+    requirements = is_requirement_list(path)
+    b, d, m = _keyed(base, requirements), _keyed(dev, requirements), _keyed(main, requirements)
     if b is None or d is None or m is None:
         return _leaf(path, base, dev, main, conflict_side)
     if comparable(dev) == comparable(main) or comparable(main) == comparable(base):
@@ -169,9 +189,9 @@ def _merge_array(path: Path, base: list[Any], dev: list[Any], main: list[Any], c
     for index, key in enumerate(main_keys):
         if key in d or key in b:
             continue  # kept above, or dev removed it (stays removed)
-        before = next((k for k in reversed(main_keys[:index]) if any(_element_key(x) == k for x in result)), None)
+        before = next((k for k in reversed(main_keys[:index]) if any(_element_key(x, requirements) == k for x in result)), None)
         # after the element it follows on main; first when none of those is kept
-        at = next((i + 1 for i, x in enumerate(result) if _element_key(x) == before), 0) if before is not None else 0
+        at = next((i + 1 for i, x in enumerate(result) if _element_key(x, requirements) == before), 0) if before is not None else 0
         result.insert(at, m[key])
     review = bool(conflicts)
     reason = "both changed different elements since the merge-base: both sides' changes merged"

@@ -16,7 +16,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Array, Table
 
-from depsync.core.sync.document import KeyDecision, Path, _element_key, comparable, dotted, value_at
+from depsync.core.sync.document import KeyDecision, Path, comparable, value_at
 from depsync.core.tomledit import insert_after
 from depsync.errors import DepsyncError
 
@@ -67,11 +67,11 @@ def _parent(doc: Any, main_doc: Any, path: Path) -> Any:
 
 def _merged_array(dev_item: Any, main_item: Any, result: Sequence[Any]) -> Any:
     """The merged elements, each as its side wrote it, in dev's layout."""
-    by_key: dict[Any, Any] = {}
+    by_value: dict[Any, Any] = {}
     for source in (main_item, dev_item):  # dev's spelling wins where both have the element
         for element in source or ():
-            by_key[_element_key(element)] = element
-    chosen = [by_key.get(_element_key(value), value) for value in result]
+            by_value[comparable(element)] = element
+    chosen = [by_value.get(comparable(value), value) for value in result]
     if isinstance(dev_item, AoT):
         return AoT([element if isinstance(element, Table) else _table_of(element) for element in chosen])
     array = tomlkit.array()

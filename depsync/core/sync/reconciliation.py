@@ -18,6 +18,7 @@ from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision
 from depsync.core.sync.squashed import SquashScan
 from depsync.core.sync.surface import EntryDecision
+from depsync.core.sync.uv_files import FileDecision
 
 # the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
 LOCK_STATES = ("pending", "relocked", "not-relocked", "failed", "dry-run")
@@ -56,6 +57,7 @@ class Reconciliation:
     dependencies: list[EntryDecision] = field(default_factory=list)  # the rest of the surface, three-way (depsync.core.sync.surface)
     default_side: str = "dev"  # who owned the surface in this run
     keys: list[KeyDecision] = field(default_factory=list)  # every other key of pyproject, three-way (depsync.core.sync.document)
+    uv_files: list[FileDecision] = field(default_factory=list)  # uv.toml, .python-version, workspace members (depsync.core.sync.uv_files)
     surface_findings: list[Finding] = field(default_factory=list)  # dev's Dockerfile vs the reconciled pyproject (before any check)
     config_drift: tuple[str, ...] = ()  # [tool.depsync] keys main changed: ignored, and flagged
     hint_drift: tuple[str, ...] = ()  # image hint files (docker/.ngc_version.dev) main changed: dev's used, flagged
@@ -95,6 +97,7 @@ class Reconciliation:
             any(d.needs_review for d in self.decisions)
             or any(d.needs_review for d in self.dependencies)
             or any(d.needs_review for d in self.keys)
+            or any(d.needs_review for d in self.uv_files)
             or any(m.needs_review for m in self.metadata)
             or any(f.severity >= Severity.ERROR for f in self.findings)
             or bool(self.surface_findings)
