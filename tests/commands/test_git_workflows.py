@@ -59,7 +59,8 @@ def test_install_registers_this_python_and_says_what_to_commit(small_repo: Path)
     out = result.stdout
     assert "    uv.lock merge=depsync-lock\n    pyproject.toml merge=depsync-pyproject\n" in out  # the lines to commit
     assert "git add .gitattributes && git commit" in out
-    assert "every clone runs `depsync install` once --pre-push" in result.stderr  # a note: -q leaves it out
+    # the command each clone runs, with the flags this one had, then "once"
+    assert "every clone runs `depsync install --pre-push` once (without it" in result.stderr  # a note: -q leaves it out
     assert "every clone runs" not in depsync(small_repo, "-q", "install", "--pre-push").stderr
     hook = small_repo / ".git" / "hooks" / "pre-push"
     assert f"{shlex.quote(sys.executable)} -m depsync guard --pre-push" in hook.read_text()
@@ -118,7 +119,9 @@ def test_a_bare_depsync_command_is_what_broke(small_repo: Path, material: LocalM
 def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
     repo, env = small_repo, without_depsync(env_for(material), tmp_path)
     prepare(repo)
-    assert depsync(repo, "install", "--relock").returncode == 0
+    installed = depsync(repo, "install", "--relock")
+    assert installed.returncode == 0
+    assert "every clone runs `depsync install --relock` once" in installed.stderr
     result = merge(repo, "main", env)
     assert result.returncode == 0, result.stderr
     assert "uv.lock: relocked the lock of `sync` with uv" in result.stderr
