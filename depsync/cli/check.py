@@ -91,7 +91,7 @@ def options_from(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import check
 
-    find_root(args)
+    find_root(args, needs_pyproject=args.ref is None)  # --ref reads the files from git
     options = options_from(args)
     if args.fix or args.diff:
         return check.run_check(options, fix=args.fix, diff=args.diff)

@@ -87,13 +87,19 @@ def command(commands: Any, name: str, summary: str, description: str, epilog: st
     return parser
 
 
-def find_root(args: argparse.Namespace) -> None:
-    """args.path: the project directory given, else found upwards from the current one."""
-    from depsync.cli.root import discover
+def find_root(args: argparse.Namespace, *, needs_pyproject: bool = False) -> None:
+    """args.path: the project directory given, else found upwards from the current one.
+    needs_pyproject: the command reads the work tree's pyproject.toml, so none in the
+    directory or above it is an error here, naming where the search went (as uv's does)."""
+    from depsync.cli.root import any_pyproject, discover
+    from depsync.errors import DepsyncError
     from depsync.report import ui
 
     given = args.path if args.path is not None else Path(".")
-    args.path, note = discover(given) if given.is_dir() or args.path is None else (given, None)
+    searched = given.is_dir() or args.path is None
+    if searched and needs_pyproject and not any_pyproject(given):
+        raise DepsyncError(f"no pyproject.toml in {os.path.abspath(given)} or any parent directory")
+    args.path, note = discover(given) if searched else (given, None)
     if note:
         ui.note(note)
     else:

@@ -67,7 +67,7 @@ def test_human_output_groups_by_file(tmp_path: Path) -> None:
         ({"pyproject.toml": "[project\nname = 1", "uv.lock": LOCK}, ["pyproject.toml", "not valid TOML", "line 1"]),
         ({"pyproject.toml": PYPROJECT, "uv.lock": "version = 1\n[[package]\n"}, ["uv.lock", "not valid TOML", "line 2"]),
         ({"pyproject.toml": PYPROJECT}, ["uv.lock not found"]),
-        ({"uv.lock": LOCK}, ["pyproject.toml not found"]),
+        ({"uv.lock": LOCK}, ["no pyproject.toml in", "or any parent directory"]),
         ({"pyproject.toml": '[project]\nname = "x"\ndependencies = "alpha"\n', "uv.lock": LOCK}, ["project.dependencies must be a list"]),
         (
             {"pyproject.toml": PYPROJECT + '[tool.depsync]\nprotected = ["x"]\n', "uv.lock": LOCK},
