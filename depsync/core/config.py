@@ -124,6 +124,8 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
 
 
 _LEVELS = ("error", "warning", "info", "off")
+# what other tools call a level (SARIF's note, GitHub's notice): never accepted, always pointed at depsync's name
+_LEVELS_ELSEWHERE = {"note": "info", "notes": "info", "notice": "info", "infos": "info", "information": "info"}
 
 
 def suggestion(name: str, known: Any) -> str:
@@ -135,6 +137,11 @@ def suggestion(name: str, known: Any) -> str:
     prefixed = sorted(k for k in pool if k.startswith(spelled)) if len(spelled) >= 3 else []
     guess = spelled if spelled in pool and spelled != name else (prefixed[0] if len(prefixed) == 1 else did_you_mean(spelled, pool))
     return f"; did you mean {guess!r}?" if guess else ""
+
+
+def _level_suggestion(level: str) -> str:
+    elsewhere = _LEVELS_ELSEWHERE.get(level.lower())
+    return f"; did you mean {elsewhere!r}?" if elsewhere else suggestion(level, _LEVELS)
 
 
 def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
@@ -157,7 +164,7 @@ def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
             out[rule] = Severity.parse(str(level))
         except KeyError:
             raise DepsyncError(
-                f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off{suggestion(str(level), _LEVELS)}",
+                f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off{_level_suggestion(str(level))}",
                 where("severity", rule),
             ) from None
     return out

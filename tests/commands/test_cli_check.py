@@ -26,7 +26,7 @@ def test_bundled_megatron_example_errs_only_on_renamed_cuda_flags(megatron_dev_p
     result = depsync("check", str(megatron_dev_project), "--format", "json")
     assert result.returncode == 1, result.stdout
     document = json.loads(result.stdout)
-    assert document["schema"] == "depsync.check/1"
+    assert document["schema"] == "depsync.check/2"
     assert document["summary"]["errors"] == 12
     assert {f["rule"] for f in document["findings"] if f["severity"] == "error"} == {"docker-no-install-renamed"}
     warnings_only(megatron_dev_project)

@@ -34,6 +34,9 @@ def error_of(tail: str) -> DepsyncError:
             ["unknown rule id 'source-pin-not-comit'", "did you mean 'source-pin-not-commit'?"],
         ),
         ('[tool.depsync.severity]\nsource-inert = "warn"\n', "pyproject.toml:8", ["'warn' is not error, warning, info or off", "did you mean 'warning'?"]),
+        # SARIF's and GitHub's words for the level: never accepted before, pointed at its one name
+        ('[tool.depsync.severity]\nsource-inert = "note"\n', "pyproject.toml:8", ["'note' is not error, warning, info or off", "did you mean 'info'?"]),
+        ('[tool.depsync.severity]\nsource-inert = "notice"\n', "pyproject.toml:8", ["did you mean 'info'?"]),
         ('[tool.depsync]\nowner-ref = 3\n', "pyproject.toml:8", ["owner-ref must be a non-empty string"]),
         ('[tool.depsync]\ndockerfiles = [{ path = "x", build_args = {} }]\n', "pyproject.toml:8", ["did you mean 'build-args'?"]),
     ],
@@ -46,8 +49,8 @@ def test_config_error_names_the_line_and_the_closest_name(tail: str, where: str,
 
 
 def test_a_known_rule_id_and_level_still_load() -> None:
-    config = load_config({"severity": {"source-pin-not-commit": "error", "source-inert": "off"}})
-    assert config.severity == {"source-pin-not-commit": Severity.ERROR, "source-inert": None}
+    config = load_config({"severity": {"source-pin-not-commit": "error", "source-inert": "off", "lock-stale": "INFO", "source-host-not-allowed": "info"}})
+    assert config.severity == {"source-pin-not-commit": Severity.ERROR, "source-inert": None, "lock-stale": Severity.INFO, "source-host-not-allowed": Severity.INFO}
 
 
 def test_the_command_prints_one_line_and_exits_2(tmp_path: Path) -> None:
