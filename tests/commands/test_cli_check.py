@@ -71,7 +71,7 @@ def test_human_output_groups_by_file(tmp_path: Path) -> None:
         ({"pyproject.toml": '[project]\nname = "x"\ndependencies = "alpha"\n', "uv.lock": LOCK}, ["project.dependencies must be a list"]),
         (
             {"pyproject.toml": PYPROJECT + '[tool.depsync]\nprotected = ["x"]\n', "uv.lock": LOCK},
-            ["unknown [tool.depsync] key(s) protected", "valid keys:", "protected-paths"],
+            ["unknown [tool.depsync] key 'protected' (did you mean 'protected-paths'?)", "valid keys:"],
         ),
         (
             {
