@@ -137,28 +137,23 @@ def closest(name: str, known: Any) -> str | None:
 
 
 def suggestion(name: str, known: Any) -> str:
-    """`; did you mean 'owner-ref'?` for a near miss, else ""."""
+    """` (did you mean 'owner-ref'?)` for a near miss, else ""."""
     guess = closest(name, known)
-    return f"; did you mean {guess!r}?" if guess else ""
+    return f" (did you mean {guess!r}?)" if guess else ""
 
 
 def unknown_names(what: str, names: list[str], known: Any, line_of: Any = None) -> str:
-    """`unknown key 'owner_ref' (did you mean 'owner-ref'?)`, or for several each with its own
-    suggestion, and from the second on its line when line_of (name -> line, 0 unknown) knows it:
-    `unknown keys 'owner_ref' (did you mean 'owner-ref'?), 'protected-path' at line 9 (did you mean
-    'protected-paths'?)`. what: the singular noun ("key", "rule id"), names in the file's order,
-    quoted (a name from the file is printed as a literal, never as raw text)."""
-    parts = []
-    for index, name in enumerate(names):
-        line = line_of(name) if line_of is not None and index else 0
-        guess = closest(name, known)
-        parts.append(repr(name) + (f" at line {line}" if line else "") + (f" (did you mean {guess!r}?)" if guess else ""))
-    return f"unknown {what}{'s' if len(names) > 1 else ''} {', '.join(parts)}"
+    """`unknown key 'owner_ref' (did you mean 'owner-ref'?)`; several, each with its own
+    suggestion and line (core.findings.each_with_suggestion). what: the singular noun
+    ("[tool.depsync] key", "rule id"), names in the file's order."""
+    from depsync.core.findings import each_with_suggestion
+
+    return f"unknown {what}{'s' if len(names) > 1 else ''} {each_with_suggestion(names, lambda name: closest(name, known), line_of)}"
 
 
 def _level_suggestion(level: str) -> str:
     elsewhere = _LEVELS_ELSEWHERE.get(level.lower())
-    return f"; did you mean {elsewhere!r}?" if elsewhere else suggestion(level, _LEVELS)
+    return f" (did you mean {elsewhere!r}?)" if elsewhere else suggestion(level, _LEVELS)
 
 
 def _severity(value: Any, where: Where) -> dict[str, Severity | None]:

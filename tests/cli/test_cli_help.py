@@ -107,7 +107,7 @@ def test_near_miss_command_and_choice_suggest_the_right_one() -> None:
     result = depsync("chek")
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert "invalid choice: 'chek'" in line and "did you mean 'check'?" in line and "merge-driver" not in line
+    assert "unrecognized command 'chek'" in line and "did you mean 'check'?" in line and "merge-driver" not in line
     fmt = depsync("check", "--format", "josn")
     assert fmt.returncode == 2 and "did you mean 'json'?" in fmt.stderr and len(fmt.stderr.strip().splitlines()) == 1
 
