@@ -192,6 +192,27 @@ def test_an_ordinary_merge_conflict_asks_for_a_hand_resolution_and_relock(small_
     assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")  # dev's lock is the owner's
 
 
+def test_a_side_that_is_not_toml_is_left_conflicted_and_shown(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """main commits a pyproject.toml that does not parse; git's text merge of it would be clean
+    (dev did not touch the line), so the driver must not call it resolved: it says where it
+    breaks, as uv would, and leaves both files conflicted."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    prepare(repo)
+    git(repo, "checkout", "-q", "main")
+    text = (repo / "pyproject.toml").read_text()
+    (repo / "pyproject.toml").write_text(text.replace('"alpha"', '"alpha",\nbeta =', 1))
+    git(repo, "commit", "-qam", "main: broken pyproject")
+    line = text[: text.index('"alpha"')].count("\n") + 2
+    git(repo, "checkout", "-q", "-B", "sync", "dev")
+    assert depsync(repo, "install").returncode == 0
+    result = merge(repo, "main", env)
+    assert result.returncode != 0
+    assert f"depsync merge-driver: main:pyproject.toml:{line}:1: not valid TOML: Invalid value; pyproject.toml left conflicted (merged as text)" in result.stderr
+    assert any(shown.startswith(f"{line} | beta =") for shown in result.stderr.splitlines())  # the frame, after the line
+    assert sorted(git(repo, "diff", "--name-only", "--diff-filter=U").split()) == ["pyproject.toml", "uv.lock"]
+    assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")
+
+
 def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path, material: LocalMaterial) -> None:
     repo, env = small_repo, env_for(material)
     prepare(repo)
