@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ def closest_option(given: str, options: list[str]) -> str | None:
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if sys.version_info >= (3, 14):  # ours suggest (closest_option, error); argparse's would word them twice
+            kwargs.setdefault("suggest_on_error", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one line, exit 2, like every other input error
         match = _CHOICE.search(message)
         if match:

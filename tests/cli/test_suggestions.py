@@ -86,3 +86,15 @@ def test_the_installed_command_says_it_too() -> None:
     result = subprocess.run([sys.executable, "-m", "depsync", "lock", "--upgrade-pakage", "torch"], capture_output=True, text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "depsync: error: unrecognized argument '--upgrade-pakage' (did you mean '--upgrade-package'?) (see depsync lock --help)\n"
+
+
+def test_both_wordings_of_argparse_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    """Choices are quoted in argparse's message up to Python 3.13 and bare from 3.14: the same line from both."""
+    from depsync.cli.common import Parser
+
+    lines = []
+    for choices in ("'check', 'lock', 'merge-driver'", "check, lock, merge-driver"):
+        with pytest.raises(SystemExit):
+            Parser(prog="depsync").error(f"argument COMMAND: invalid choice: 'lokc' (choose from {choices})")
+        lines.append(capsys.readouterr().err)
+    assert lines[0] == lines[1] == "depsync: error: unrecognized command 'lokc' (did you mean 'lock'?); commands: check, lock (see depsync --help)\n"
