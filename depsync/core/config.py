@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -142,7 +143,7 @@ def suggestion(name: str, known: Any) -> str:
     return f" (did you mean {guess!r}?)" if guess else ""
 
 
-def unknown_names(what: str, names: list[str], known: Any, line_of: Any = None) -> str:
+def unknown_names(what: str, names: list[str], known: Any, line_of: Callable[[str], int] | None = None) -> str:
     """`unknown key 'owner_ref' (did you mean 'owner-ref'?)`; several, each with its own
     suggestion and line (core.findings.each_with_suggestion). what: the singular noun
     ("[tool.depsync] key", "rule id"), names in the file's order."""
