@@ -22,8 +22,8 @@ def lock_freshness(project_dir: Path) -> list[Finding]:
 
 
 def schema_file(schema_id: str) -> str:
-    """The file name, in depsync/schemas/, of the JSON Schema of an output: `depsync.check/1` ->
-    `check-1.schema.json` (the package data every wheel carries)."""
+    """The file name, in depsync/schemas/, of the JSON Schema of an output: `depsync.check/2` ->
+    `check-2.schema.json` (the package data every wheel carries)."""
     name, _, version = schema_id.removeprefix("depsync.").partition("/")
     if not schema_id.startswith("depsync.") or not name.isalpha() or not version.isdigit():
         raise DepsyncError(f"{schema_id!r} is not a depsync schema id (depsync.NAME/VERSION)")
@@ -32,7 +32,7 @@ def schema_file(schema_id: str) -> str:
 
 def json_schema(schema_id: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the output whose `schema` field is schema_id:
-    depsync.check/1 (`check --format json`), depsync.reconcile/1 (`reconcile --plan-json`),
+    depsync.check/2 (`check --format json`), depsync.reconcile/1 (`reconcile --plan-json`),
     depsync.diff/2 (`diff --format json`)."""
     try:
         text = resources.files("depsync").joinpath("schemas", schema_file(schema_id)).read_text(encoding="utf-8")

@@ -103,9 +103,9 @@ def test_wheel_installs_into_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
     assert (version.returncode, version.stdout.strip()) == (0, f"depsync {__version__}")
     # the installed package reads its schemas (importlib.resources, not the source tree)
     python = next((tmp_path / "tools" / "depsync" / "bin").glob("python3*"))
-    probe = "from depsync.api import json_schema; print(' '.join(json_schema(s)['properties']['schema']['const'] for s in ('depsync.check/1', 'depsync.reconcile/1', 'depsync.diff/2')))"
+    probe = "from depsync.api import json_schema; print(' '.join(json_schema(s)['properties']['schema']['const'] for s in ('depsync.check/2', 'depsync.reconcile/1', 'depsync.diff/2')))"
     loaded = subprocess.run([str(python), "-I", "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert (loaded.returncode, loaded.stdout.split()) == (0, ["depsync.check/1", "depsync.reconcile/1", "depsync.diff/2"]), loaded.stderr[-2000:]
+    assert (loaded.returncode, loaded.stdout.split()) == (0, ["depsync.check/2", "depsync.reconcile/1", "depsync.diff/2"]), loaded.stderr[-2000:]
     check = subprocess.run([str(depsync), "check", str(REPO / "fixtures" / "megatron-dev")], capture_output=True, text=True, env=env)
     # 1: the real errors of that state (CUDA 12 --no-install-package flags the CUDA 13 lock renamed)
     assert check.returncode == 1 and "docker-no-install-renamed" in check.stdout and "Traceback" not in check.stderr, check.stdout + check.stderr

@@ -53,7 +53,7 @@ def test_install_is_the_tested_command() -> None:
 def test_the_documented_formats_exist() -> None:
     everything = README + "".join(DOCS.values())
     assert "`sarif`" in README and "depsync.diff/2" in DOCS["lock.md"] and "--exit-code" in everything
-    assert "depsync.check/1" in DOCS["check.md"] and "depsync.reconcile/1" in DOCS["reconcile.md"]
+    assert "depsync.check/2" in DOCS["check.md"] and "depsync.reconcile/1" in DOCS["reconcile.md"]
     assert "depsync rule RULE-ID" in everything and "depsync completion bash" in README
 
 

@@ -25,7 +25,7 @@ examples:
   depsync rule docker-stale-no-install what a finding means and how to fix it
 
 exit codes:
-  0  consistent: no error (warnings and notes allowed); with --diff: nothing to fix
+  0  consistent: no error (warnings and info allowed); with --diff: nothing to fix
   1  errors found (with --strict: warnings too); with --diff: something to fix
   2  usage, config or input error: one line on stderr (--debug shows the traceback)
 """
@@ -48,7 +48,7 @@ def register(commands: Any) -> None:
         choices=("human", "json", "github", "gitlab", "sarif"),
         default="human",
         metavar="FORMAT",
-        help="human (default), json (schema depsync.check/1), github (workflow annotations), gitlab (Code Quality report) or sarif (SARIF 2.1.0)",
+        help="human (default), json (schema depsync.check/2), github (workflow annotations), gitlab (Code Quality report) or sarif (SARIF 2.1.0)",
     )
     check.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     check.add_argument("--fix", action="store_true", help="apply the mechanical fixes (`fix: yes` in `depsync rule --all`), then check again")
@@ -91,7 +91,7 @@ def options_from(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import check
 
-    find_root(args)
+    find_root(args, needs_pyproject=args.ref is None)  # --ref reads the files from git
     options = options_from(args)
     if args.fix or args.diff:
         return check.run_check(options, fix=args.fix, diff=args.diff)

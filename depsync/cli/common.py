@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +22,66 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=34, width=width)
 
 
-_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+# argparse's wording: choices quoted up to 3.13, bare from 3.14
+_CHOICE = re.compile(r"(argument [^:]*: )?invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def closest_option(given: str, options: list[str]) -> str | None:
+    """The option a mistyped one meant (`--stirct` -> `--strict`, `--no_cache` -> `--no-cache`,
+    `-strict` -> `--strict`), compared without the dashes and any `=VALUE`; None when none is close.
+    Our own matcher: argparse suggests (`suggest_on_error`) only from Python 3.14."""
+    from depsync.core.findings import did_you_mean
+
+    name = given.partition("=")[0]
+    if not name.startswith("-") or len(name.lstrip("-")) < 2:
+        return None  # a positional, or `-x`: too short to guess from
+    bare = {option.lstrip("-"): option for option in options if len(option.lstrip("-")) > 1}
+    spelled = name.lstrip("-").replace("_", "-").lower()
+    if spelled in bare and bare[spelled] != name:
+        return bare[spelled]
+    guess = did_you_mean(spelled, bare)
+    return bare[guess] if guess else None
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if sys.version_info >= (3, 14):  # ours suggest (closest_option, error); argparse's would word them twice
+            kwargs.setdefault("suggest_on_error", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one line, exit 2, like every other input error
         match = _CHOICE.search(message)
         if match:
-            given, choices = match.group(1), re.findall(r"'([^']*)'", match.group(2))
+            given, choices = match.group(2), [c.strip().strip("'") for c in match.group(3).split(",")]
             visible = [c for c in choices if c not in HIDDEN]
             from depsync.core.findings import did_you_mean
 
             guess = did_you_mean(given, visible)
-            message = message[: match.start()] + f"invalid choice: {given!r} (choose from {', '.join(visible)})"
-            if guess:
-                message += f"; did you mean {guess!r}?"
+            meant = f" (did you mean {guess!r}?)" if guess else ""
+            if match.group(1) == "argument COMMAND: ":  # as uv says it: `unrecognized subcommand 'chek'`
+                message = f"unrecognized command {given!r}{meant}; commands: {', '.join(visible)}"
+            else:
+                message = message[: match.end(1) if match.group(1) else match.start()] + f"invalid choice: {given!r}{meant}; choose from {', '.join(visible)}"
         self.exit(2, f"depsync: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """argparse's, with each unrecognized argument named with the option it likely meant,
+        from the options of the command it was given to (and the global ones)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._command_parser(getattr(parsed, "command", None))
+            options = [o for parser in (self, command) if parser is not None for a in parser._actions for o in a.option_strings if a.help != argparse.SUPPRESS]
+            from depsync.core.findings import each_with_suggestion
+
+            named = each_with_suggestion(extras, lambda extra: closest_option(extra, options))
+            (command or self).error(f"unrecognized argument{'s' if len(extras) > 1 else ''} {named}")
+        return parsed
+
+    def _command_parser(self, name: str | None) -> argparse.ArgumentParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+                return action.choices[name]  # type: ignore[no-any-return]
+        return None
 
 
 HIDDEN = ("merge-driver",)  # internal: git runs it (`depsync install` registers it)
@@ -87,13 +132,19 @@ def command(commands: Any, name: str, summary: str, description: str, epilog: st
     return parser
 
 
-def find_root(args: argparse.Namespace) -> None:
-    """args.path: the project directory given, else found upwards from the current one."""
-    from depsync.cli.root import discover
+def find_root(args: argparse.Namespace, *, needs_pyproject: bool = False) -> None:
+    """args.path: the project directory given, else found upwards from the current one.
+    needs_pyproject: the command reads the work tree's pyproject.toml, so none in the
+    directory or above it is an error here, naming where the search went (as uv's does)."""
+    from depsync.cli.root import any_pyproject, discover
+    from depsync.errors import DepsyncError
     from depsync.report import ui
 
     given = args.path if args.path is not None else Path(".")
-    args.path, note = discover(given) if given.is_dir() or args.path is None else (given, None)
+    searched = given.is_dir() or args.path is None
+    if searched and needs_pyproject and not any_pyproject(given):
+        raise DepsyncError(f"no pyproject.toml in {os.path.abspath(given)} or any parent directory")
+    args.path, note = discover(given) if searched else (given, None)
     if note:
         ui.note(note)
     else:

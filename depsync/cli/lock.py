@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.prune_caches:
         return lock.prune_caches()
-    find_root(args)
+    find_root(args, needs_pyproject=True)
     return lock.run(
         LockRequest(
             root=args.path,

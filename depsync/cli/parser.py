@@ -160,8 +160,10 @@ def _main(args: argparse.Namespace) -> int:
     except DepsyncError as exc:
         if args.debug:
             _print_traceback()
-        message = " ".join(str(exc).split())  # always one line
+        message = " ".join(str(exc).split())  # always one line: what a log or `head -1` keeps
         print(f"depsync: error: {redact(message)}", file=sys.stderr)
+        if exc.frame:  # then where it is, as uv and ruff show it (built without control characters)
+            print(redact(exc.frame), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("depsync: interrupted", file=sys.stderr)

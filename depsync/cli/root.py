@@ -4,8 +4,9 @@ subdirectory of a project, as `uv lock` does.
 From the starting directory upwards, the first pyproject.toml that has a uv.lock beside
 it or a [tool.uv] table is the project. When that one has no uv.lock and an ancestor is
 a uv workspace root with a lock (a member's directory), the workspace root is the project,
-since that is where uv keeps the lock. Nothing found: the starting directory, so the
-usual "pyproject.toml not found" error names the place the user gave.
+since that is where uv keeps the lock. Nothing found: the starting directory; when no
+pyproject.toml exists there or above at all, a command that needs one says so as uv does
+("no pyproject.toml in DIR or any parent directory").
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def find_root(start: Path) -> Path:
                 return _workspace_root_above(directory) or directory
             return directory
     return start
+
+
+def any_pyproject(start: Path) -> bool:
+    """A pyproject.toml in start or any of its parents (what the search looked at)."""
+    start = Path(os.path.abspath(start))
+    return any((directory / "pyproject.toml").is_file() for directory in (start, *start.parents))
 
 
 def discover(path: Path) -> tuple[Path, str | None]:

@@ -109,8 +109,10 @@ def run(options: InstallOptions) -> int:
         hook.write_text(f"#!/bin/sh\n{HOOK_MARK}\nexec {command} guard --pre-push {root_arg}\n")
         hook.chmod(0o755)
         ui.note(f"pre-push hook installed ({hook}): each sync merge pushed is checked by `depsync guard`; other pushes pass")
-    ui.note("git config and hooks are not cloned: every clone runs `depsync install` once"
-          + (" --pre-push" if options.pre_push else "") + " (without it git merges uv.lock and pyproject.toml as text)")
+    # the same flags: each clone needs the same git config and hook, so it runs the same command
+    flags = "".join(flag for flag, given in ((" --relock", options.relock), (" --pre-push", options.pre_push)) if given)
+    ui.note(f"git config and hooks are not cloned: every clone runs `depsync install{flags}` once"
+            " (without it git merges uv.lock and pyproject.toml as text)")
     return 0
 
 

@@ -44,11 +44,22 @@ class PyprojectMerge:
     text: str  # the merged text (with conflict markers when not clean)
     clean: bool
     aligned: AlignedVersions
+    unparsed: DepsyncError | None = None  # a side that is not TOML: git's text merge, left conflicted
 
 
 def merge_pyproject(base: str, ours: str, theirs: str, config: Config, ours_is_owner: bool = True, labels: tuple[str, str, str] = ("ours", "base", "theirs")) -> PyprojectMerge:
     """git's text merge of the three versions, after reconcile's three-way merge of the sources.
-    labels: (ours, base, theirs) for the conflict markers."""
+    labels: (ours, base, theirs) for the conflict markers. A side that is not TOML has no
+    sources to merge: git's text merge alone, never called clean (a clean text merge would
+    stage the broken file as resolved)."""
+    from depsync.core.model.tomltext import parse_toml
+
+    for text, label in ((ours, labels[0]), (base, labels[1]), (theirs, labels[2])):
+        try:
+            parse_toml(text, f"{label}:{config.pyproject}")
+        except DepsyncError as exc:
+            merged, _ = git.merge_file(ours, base, theirs, labels)
+            return PyprojectMerge(merged, False, AlignedVersions(ours, base, theirs, (), ()), exc)
     aligned = aligned_versions(base, ours, theirs, config, ours_is_owner)
     text, clean = git.merge_file(aligned.ours, aligned.base, aligned.theirs, labels)
     return PyprojectMerge(text, clean, aligned)
@@ -200,6 +211,12 @@ def _run_pyproject(options: DriverOptions, config: Config, sides: Sides, base: b
     merged = merge_pyproject(base.decode(), ours.decode(), theirs.decode(), config, sides.owner_is_ours, sides.markers())
     options.ours.write_text(merged.text)
     review = [d.name for d in merged.aligned.decisions if d.needs_review]
+    if merged.unparsed is not None:
+        _say(f"{merged.unparsed}; {options.path} left conflicted (merged as text): fix it, `git add {options.path}`, "
+             f"then `depsync lock` and `git add {config.lock}`")
+        if merged.unparsed.frame:
+            print(merged.unparsed.frame, file=sys.stderr)
+        return 1
     if not merged.clean:
         where = f"between `{sides.ours}` and `{sides.theirs}`"
         if sides.sync:

@@ -62,7 +62,7 @@ def run(options: RuleOptions) -> int:
     rule = RULES.get(options.rule.strip().lower())
     if rule is None:
         guess = did_you_mean(options.rule, RULES)
-        hint = f"; did you mean {guess}?" if guess else ""
+        hint = f" (did you mean {guess!r}?)" if guess else ""
         raise DepsyncError(f"unknown rule {options.rule!r}{hint} (`depsync rule --all` lists them)")
     print(_as_json([rule.id]) if options.output_format == "json" else render(rule), end="\n" if options.output_format == "json" else "")
     return 0

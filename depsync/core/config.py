@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -109,11 +110,9 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
         if isinstance(item, str):
             specs.append(DockerfileSpec(_path(item, "dockerfiles")))
         elif isinstance(item, dict) and isinstance(item.get("path"), str):
-            unknown = sorted(set(item) - {"path", "build-args"})
+            unknown = [key for key in item if key not in ("path", "build-args")]
             if unknown:
-                raise DepsyncError(
-                    f"[tool.depsync] dockerfiles entry has unknown keys {unknown}{suggestion(unknown[0], ('path', 'build-args'))}; valid: path, build-args"
-                )
+                raise DepsyncError(f"[tool.depsync] dockerfiles entry: {unknown_names('key', unknown, ('path', 'build-args'))}; valid: path, build-args")
             args = item.get("build-args", {})
             if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
                 raise DepsyncError("[tool.depsync] dockerfiles build-args must be a table of strings")
@@ -124,17 +123,38 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
 
 
 _LEVELS = ("error", "warning", "info", "off")
+# what other tools call a level (SARIF's note, GitHub's notice): never accepted, always pointed at depsync's name
+_LEVELS_ELSEWHERE = {"note": "info", "notes": "info", "notice": "info", "infos": "info", "information": "info"}
 
 
-def suggestion(name: str, known: Any) -> str:
-    """`; did you mean 'owner-ref'?` for a near miss (`owner_ref`, `ownr-ref`), else ""."""
+def closest(name: str, known: Any) -> str | None:
+    """The valid name a near miss (`owner_ref`, `ownr-ref`, `protected`) meant, else None."""
     from depsync.core.findings import did_you_mean
 
     pool = set(known)
     spelled = name.replace("_", "-").lower()
     prefixed = sorted(k for k in pool if k.startswith(spelled)) if len(spelled) >= 3 else []
-    guess = spelled if spelled in pool and spelled != name else (prefixed[0] if len(prefixed) == 1 else did_you_mean(spelled, pool))
-    return f"; did you mean {guess!r}?" if guess else ""
+    return spelled if spelled in pool and spelled != name else (prefixed[0] if len(prefixed) == 1 else did_you_mean(spelled, pool))
+
+
+def suggestion(name: str, known: Any) -> str:
+    """` (did you mean 'owner-ref'?)` for a near miss, else ""."""
+    guess = closest(name, known)
+    return f" (did you mean {guess!r}?)" if guess else ""
+
+
+def unknown_names(what: str, names: list[str], known: Any, line_of: Callable[[str], int] | None = None) -> str:
+    """`unknown key 'owner_ref' (did you mean 'owner-ref'?)`; several, each with its own
+    suggestion and line (core.findings.each_with_suggestion). what: the singular noun
+    ("[tool.depsync] key", "rule id"), names in the file's order."""
+    from depsync.core.findings import each_with_suggestion
+
+    return f"unknown {what}{'s' if len(names) > 1 else ''} {each_with_suggestion(names, lambda name: closest(name, known), line_of)}"
+
+
+def _level_suggestion(level: str) -> str:
+    elsewhere = _LEVELS_ELSEWHERE.get(level.lower())
+    return f" (did you mean {elsewhere!r}?)" if elsewhere else suggestion(level, _LEVELS)
 
 
 def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
@@ -142,14 +162,15 @@ def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
 
     if not isinstance(value, dict):
         raise DepsyncError("[tool.depsync] severity must be a table of rule-id = level", where("severity"))
+    # a misspelt id would silently leave the rule at its default: an error, as uv does for unknown fields
+    unknown = [rule for rule in value if rule not in RULES]
+    if unknown:
+        raise DepsyncError(
+            f"[tool.depsync] severity: {unknown_names('rule id', unknown, RULES, lambda rule: where.line('severity', rule))} (`depsync rule --all` lists them)",
+            where("severity", unknown[0]),
+        )
     out: dict[str, Severity | None] = {}
     for rule, level in value.items():
-        if rule not in RULES:
-            # a misspelt id would silently leave the rule at its default: an error, as uv does for unknown fields
-            raise DepsyncError(
-                f"[tool.depsync] severity: unknown rule id {rule!r}{suggestion(rule, RULES)} (`depsync rule --all` lists them)",
-                where("severity", rule),
-            )
         if level == "off":
             out[rule] = None
             continue
@@ -157,7 +178,7 @@ def _severity(value: Any, where: Where) -> dict[str, Severity | None]:
             out[rule] = Severity.parse(str(level))
         except KeyError:
             raise DepsyncError(
-                f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off{suggestion(str(level), _LEVELS)}",
+                f"[tool.depsync] severity.{rule}: {level!r} is not error, warning, info or off{_level_suggestion(str(level))}",
                 where("severity", rule),
             ) from None
     return out
@@ -174,27 +195,30 @@ class Where:
         self.lines = TomlLines(text) if text is not None else None
 
     def __call__(self, key: str | None = None, subkey: str | None = None) -> str:
+        line = self.line(key, subkey)
+        return f"{self.path}:{line}" if line else self.path
+
+    def line(self, key: str | None = None, subkey: str | None = None) -> int:
+        """The key's line, else the table's; 0 when not known."""
         if self.lines is None:
-            return self.path
+            return 0
         line = 0
         if key is not None and subkey is not None:
             line = self.lines.key(f"tool.depsync.{key}", subkey) or self.lines.value("tool.depsync", key, subkey)
         if not line and key is not None:
             line = self.lines.key("tool.depsync", key)
-        line = line or self.lines.table("tool.depsync")
-        return f"{self.path}:{line}" if line else self.path
+        return line or self.lines.table("tool.depsync")
 
 
 def load_config(table: dict[str, Any], text: str | None = None, path: str = "pyproject.toml") -> Config:
     """Validate a [tool.depsync] table; unknown keys are an error naming the closest valid one.
     With the pyproject's text, an error names the line of the key (`pyproject.toml:42`)."""
     where = Where(text, path)
-    unknown = sorted(set(table) - set(_KEYS))
+    unknown = [key for key in table if key not in _KEYS]  # in the file's order, each with its own suggestion
     if unknown:
-        first = unknown[0]
         raise DepsyncError(
-            f"unknown [tool.depsync] key(s) {', '.join(unknown)}{suggestion(first, _KEYS)}; valid keys: {', '.join(sorted(_KEYS))}",
-            where(first),
+            f"{unknown_names('[tool.depsync] key', unknown, _KEYS, where.line)}; valid keys: {', '.join(sorted(_KEYS))}",
+            where(unknown[0]),
         )
     try:
         return _load(table, where)

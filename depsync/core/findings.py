@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 # Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
@@ -96,3 +96,16 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
         return close[0]
     swapped = [c for c in pool if sorted(c.lower()) == sorted(name.lower())]  # a transposition: `dve` for `dev`
     return swapped[0] if swapped else None
+
+
+def each_with_suggestion(names: Sequence[str], guess: Callable[[str], str | None], line_of: Callable[[str], int] | None = None) -> str:
+    """`'owner_ref' (did you mean 'owner-ref'?), 'protected-path' at line 9 (did you mean
+    'protected-paths'?), 'zzz'`: each unknown name, quoted (a name from the input is printed as a
+    literal, never as raw text), with its own suggestion and, from the second on, its line when
+    line_of knows it (0: not known). The first one's line leads the message already."""
+    parts = []
+    for index, name in enumerate(names):
+        line = line_of(name) if line_of is not None and index else 0
+        meant = guess(name)
+        parts.append(repr(name) + (f" at line {line}" if line else "") + (f" (did you mean {meant!r}?)" if meant else ""))
+    return ", ".join(parts)

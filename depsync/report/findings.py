@@ -1,4 +1,4 @@
-"""Render check findings. JSON schema "depsync.check/1": depsync/schemas/check-1.schema.json, docs/check.md.
+"""Render check findings. JSON schema "depsync.check/2": depsync/schemas/check-2.schema.json, docs/check.md.
 
 Off a terminal the human format is plain text written without rich (importing rich costs
 more than a cached check): the same lines rich prints there, without colour.
@@ -14,11 +14,25 @@ from depsync.core.findings import Finding, Severity
 from depsync.core.redact import redact, redacted_json
 from depsync.report.markdown import clean
 
-SCHEMA = "depsync.check/1"
+SCHEMA = "depsync.check/2"  # 2: the summary counts `info` (1 said `infos`), the severity's one name
+
+# the summary's keys: the severity names, errors and warnings counted in the plural, info as is
+_COUNT_KEY = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "info"}
 
 
 def counts(findings: Sequence[Finding]) -> dict[str, int]:
-    return {str(level) + "s": sum(1 for f in findings if f.severity == level) for level in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+    return {key: sum(1 for f in findings if f.severity == level) for level, key in _COUNT_KEY.items()}
+
+
+def counted(level: Severity) -> str:
+    """`error(s)`, `warning(s)`, `info`: a severity after a number, by the name it has everywhere."""
+    return str(level) + ("" if level == Severity.INFO else "(s)")
+
+
+def counts_text(findings: Sequence[Finding]) -> str:
+    """`12 error(s), 6 warning(s), 0 info`."""
+    summary = counts(findings)
+    return ", ".join(f"{summary[key]} {counted(level)}" for level, key in _COUNT_KEY.items())
 
 
 def to_json(findings: Sequence[Finding], *, project: str) -> str:
@@ -92,7 +106,6 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
             _annotation(_GITHUB_LEVEL[f.severity], prefix + f.file, f.line, 0, f"depsync {f.rule}", f"{f.message}. Fix: {f.fix}")
             for f in findings
         )
-    summary = counts(findings)
     lines = [
         _annotation(
             "notice",
@@ -100,8 +113,7 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
             0,
             0,
             "depsync check",
-            f"{summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s); "
-            "findings one fix covers are grouped, the full list is in the step's log",
+            f"{counts_text(findings)}; findings one fix covers are grouped, the full list is in the step's log",
         )
     ]
     budget = {level: GITHUB_ANNOTATIONS_PER_LEVEL - (1 if level == Severity.INFO else 0) for level in _GITHUB_LEVEL}
@@ -127,7 +139,7 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
             files = sorted({prefix + g.first.file for g in rest})
             lines.append(
                 _annotation(_GITHUB_LEVEL[level], files[0], 0, 0, "depsync check",
-                            f"{hidden} more {_GITHUB_LEVEL[level]}(s) in {', '.join(files)}: see the step's log")
+                            f"{hidden} more {counted(level)} in {', '.join(files)}: see the step's log")
             )
     lines.append("::group::depsync: every finding")
     for f in findings:
@@ -181,10 +193,9 @@ def dockerfiles_checked(count: int | None) -> str:
 def _summary_line(findings: Sequence[Finding], dockerfiles: int | None = None) -> str:
     from depsync.core.findings import FIXABLE
 
-    summary = counts(findings)
     fixable = sum(1 for f in findings if f.rule in FIXABLE)
     tail = f"; {fixable} fixable with `depsync check --fix`" if fixable else ""
-    return f"depsync check: {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} note(s){tail}{dockerfiles_checked(dockerfiles)}"
+    return f"depsync check: {counts_text(findings)}{tail}{dockerfiles_checked(dockerfiles)}"
 
 
 def to_plain(findings: Sequence[Finding], *, project: str, dockerfiles: int | None = None) -> str:

@@ -65,7 +65,8 @@ class FileReader:
         where = f"{self.ref}:{path}" if self.ref else path
         if data is None:
             if required:
-                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"), where)
+                # no `where`: the message names the path already ("uv.lock: uv.lock not found" said it twice)
+                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"))
             return None
         try:
             return data.decode("utf-8")

@@ -107,7 +107,7 @@ def test_near_miss_command_and_choice_suggest_the_right_one() -> None:
     result = depsync("chek")
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert "invalid choice: 'chek'" in line and "did you mean 'check'?" in line and "merge-driver" not in line
+    assert "unrecognized command 'chek'" in line and "did you mean 'check'?" in line and "merge-driver" not in line
     fmt = depsync("check", "--format", "josn")
     assert fmt.returncode == 2 and "did you mean 'json'?" in fmt.stderr and len(fmt.stderr.strip().splitlines()) == 1
 
@@ -290,7 +290,7 @@ def test_one_fix_one_group_and_the_path_once(megatron_dev_project: Path) -> None
     ) in lines
     # the fix of a branch pin names the commit the lock resolved
     assert '  fix (`depsync check --fix`): pin rev = "b309e2f01cda75dc96a6dc1a2355a7b3b64b5e16"' in result.stdout
-    assert lines[-1] == "depsync check: 12 error(s), 6 warning(s), 0 note(s); 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
+    assert lines[-1] == "depsync check: 12 error(s), 6 warning(s), 0 info; 16 fixable with `depsync check --fix`; checked 1 Dockerfile"  # no git: no note
 
 
 def test_near_miss_extras_and_groups_are_named(megatron_dev_project: Path) -> None:

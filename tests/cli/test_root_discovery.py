@@ -61,9 +61,15 @@ def test_check_with_a_path_below_the_project(tmp_path: Path) -> None:
     assert "project root" in result.stderr
 
 
-def test_no_project_anywhere_is_the_usual_error(tmp_path: Path) -> None:
-    (tmp_path / "empty").mkdir()
-    result = depsync("check", cwd=tmp_path / "empty")
-    assert result.returncode == 2
-    (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("depsync: error: ") and "pyproject.toml not found in ." in line
+def test_no_project_anywhere_says_the_parents_were_searched(tmp_path: Path) -> None:
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    for command, cwd, args in (("check", "empty", ()), ("lock", "empty", ()), ("check", ".", ("empty/sub",))):
+        result = depsync(command, *args, cwd=tmp_path / cwd)
+        assert result.returncode == 2
+        (line,) = result.stderr.strip().splitlines()
+        start = tmp_path / "empty" / ("sub" if args else "")
+        assert line == f"depsync: error: no pyproject.toml in {str(start).rstrip('/')} or any parent directory"
+    # a file that is missing from a project that exists is named once, not "uv.lock: uv.lock not found"
+    write_files(tmp_path, {"proj/pyproject.toml": PYPROJECT})
+    (line,) = depsync("check", "proj", cwd=tmp_path).stderr.strip().splitlines()
+    assert line == "depsync: error: uv.lock not found in proj"

@@ -59,7 +59,8 @@ def test_install_registers_this_python_and_says_what_to_commit(small_repo: Path)
     out = result.stdout
     assert "    uv.lock merge=depsync-lock\n    pyproject.toml merge=depsync-pyproject\n" in out  # the lines to commit
     assert "git add .gitattributes && git commit" in out
-    assert "every clone runs `depsync install` once --pre-push" in result.stderr  # a note: -q leaves it out
+    # the command each clone runs, with the flags this one had, then "once"
+    assert "every clone runs `depsync install --pre-push` once (without it" in result.stderr  # a note: -q leaves it out
     assert "every clone runs" not in depsync(small_repo, "-q", "install", "--pre-push").stderr
     hook = small_repo / ".git" / "hooks" / "pre-push"
     assert f"{shlex.quote(sys.executable)} -m depsync guard --pre-push" in hook.read_text()
@@ -118,7 +119,9 @@ def test_a_bare_depsync_command_is_what_broke(small_repo: Path, material: LocalM
 def test_lock_driver_can_relock_itself(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
     repo, env = small_repo, without_depsync(env_for(material), tmp_path)
     prepare(repo)
-    assert depsync(repo, "install", "--relock").returncode == 0
+    installed = depsync(repo, "install", "--relock")
+    assert installed.returncode == 0
+    assert "every clone runs `depsync install --relock` once" in installed.stderr
     result = merge(repo, "main", env)
     assert result.returncode == 0, result.stderr
     assert "uv.lock: relocked the lock of `sync` with uv" in result.stderr
@@ -187,6 +190,27 @@ def test_an_ordinary_merge_conflict_asks_for_a_hand_resolution_and_relock(small_
     text = (repo / "pyproject.toml").read_text()
     assert "<<<<<<< feature\n" in text and ">>>>>>> dev\n" in text
     assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")  # dev's lock is the owner's
+
+
+def test_a_side_that_is_not_toml_is_left_conflicted_and_shown(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """main commits a pyproject.toml that does not parse; git's text merge of it would be clean
+    (dev did not touch the line), so the driver must not call it resolved: it says where it
+    breaks, as uv would, and leaves both files conflicted."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    prepare(repo)
+    git(repo, "checkout", "-q", "main")
+    text = (repo / "pyproject.toml").read_text()
+    (repo / "pyproject.toml").write_text(text.replace('"alpha"', '"alpha",\nbeta =', 1))
+    git(repo, "commit", "-qam", "main: broken pyproject")
+    line = text[: text.index('"alpha"')].count("\n") + 2
+    git(repo, "checkout", "-q", "-B", "sync", "dev")
+    assert depsync(repo, "install").returncode == 0
+    result = merge(repo, "main", env)
+    assert result.returncode != 0
+    assert f"depsync merge-driver: main:pyproject.toml:{line}:1: not valid TOML: Invalid value; pyproject.toml left conflicted (merged as text)" in result.stderr
+    assert any(shown.startswith(f"{line} | beta =") for shown in result.stderr.splitlines())  # the frame, after the line
+    assert sorted(git(repo, "diff", "--name-only", "--diff-filter=U").split()) == ["pyproject.toml", "uv.lock"]
+    assert (repo / "uv.lock").read_bytes() == show(repo, "dev:uv.lock")
 
 
 def test_guard_passes_clean_reconcile_and_names_each_violation(small_repo: Path, material: LocalMaterial) -> None:

@@ -125,3 +125,24 @@ def test_gitlab_fingerprints_survive_a_line_move_and_tell_repeats_apart() -> Non
     assert both[0]["fingerprint"] != both[1]["fingerprint"]
     whole_file = json.loads(to_gitlab([Finding("uv.lock", 0, "lock-stale", Severity.WARNING, "m", "f")]))
     assert whole_file[0]["location"]["lines"]["begin"] == 1 and whole_file[0]["severity"] == "minor"
+
+
+def test_the_info_severity_has_one_name_in_every_output() -> None:
+    """`info`, as in config and in each finding's row: not `note(s)` in the summary line, not
+    `infos` in the JSON counts. SARIF's `note` and GitHub's `notice` are those formats' own words."""
+    from depsync.report.findings import to_json, to_plain
+
+    findings = [Finding("pyproject.toml", 1, "protected-unchecked", Severity.INFO, f"m{i}", f"f{i}") for i in range(12)]
+    findings.append(Finding("pyproject.toml", 2, "lock-stale", Severity.ERROR, "m", "f"))
+    plain = to_plain(findings, project=".").splitlines()
+    assert plain[-1] == "depsync check: 1 error(s), 0 warning(s), 12 info"
+    assert all(" info protected-unchecked " in row for row in plain if "protected-unchecked" in row)
+    document = json.loads(to_json(findings, project="."))
+    assert document["schema"] == "depsync.check/2"
+    assert document["summary"] == {"errors": 1, "warnings": 0, "info": 12}
+    assert {f["severity"] for f in document["findings"]} == {"error", "info"}
+    shown = annotations(to_github(findings))
+    assert shown[0].startswith("::notice title=depsync check::1 error(s), 0 warning(s), 12 info; ")
+    assert any("4 more info in pyproject.toml" in line for line in shown)
+    for text in (*plain, json.dumps(document), *shown):
+        assert "note(s)" not in text and "infos" not in text and "notice(s)" not in text

@@ -49,7 +49,7 @@ def test_unknown_rule_suggests_the_near_one() -> None:
     result = depsync("rule", "stale-no-install")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "depsync: error: unknown rule 'stale-no-install'; did you mean docker-stale-no-install? (`depsync rule --all` lists them)"
+        "depsync: error: unknown rule 'stale-no-install' (did you mean 'docker-stale-no-install'?) (`depsync rule --all` lists them)"
     )
     neither = depsync("rule")
     assert neither.returncode == 2 and "--all" in neither.stderr

@@ -29,7 +29,7 @@ from depsync.core.sync import sources, surface
 from depsync.errors import DepsyncError
 from depsync.report import findings, lockdiff, reconcile
 
-SCHEMAS = {findings.SCHEMA: "check-1.schema.json", reconcile.SCHEMA: "reconcile-1.schema.json", lockdiff.SCHEMA: "diff-2.schema.json"}
+SCHEMAS = {findings.SCHEMA: "check-2.schema.json", reconcile.SCHEMA: "reconcile-1.schema.json", lockdiff.SCHEMA: "diff-2.schema.json"}
 CORPUS = SHARED / "corpus-ml"
 # a fresh workspace with duplicate overrides, a stale marker-scoped state, a stale project in a
 # subdirectory, a stale state with dependency-metadata and required-version
@@ -87,7 +87,7 @@ def test_the_decision_cases_are_the_ones_the_tables_have() -> None:
 
 def check_json(project: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(run_depsync("check", str(project), "--format", "json", *args, env=env).stdout)
-    assert document["schema"] == "depsync.check/1" and document["depsync"] == __version__
+    assert document["schema"] == "depsync.check/2" and document["depsync"] == __version__
     return document
 
 
@@ -131,7 +131,7 @@ def test_a_renamed_dropped_or_new_field_fails(tmp_path: Path) -> None:
     renamed = copy.deepcopy(document)
     renamed["findings"][0]["rule_id"] = renamed["findings"][0].pop("rule")
     dropped = copy.deepcopy(document)
-    del dropped["summary"]["infos"]
+    del dropped["summary"]["info"]
     added = copy.deepcopy(document)
     added["version"] = added.pop("depsync")
     wrong = copy.deepcopy(document)

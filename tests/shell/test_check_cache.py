@@ -98,7 +98,7 @@ def test_no_cache_option_neither_reads_nor_writes(project: Path, cache_home: Pat
     assert check.run(check.CheckOptions(project, output_format="json")) == 0
     assert entries(cache_home)
     outputs = capsys.readouterr().out
-    assert outputs.count('"schema": "depsync.check/1"') == 2
+    assert outputs.count('"schema": "depsync.check/2"') == 2
 
 
 # -- every input is part of the key ---------------------------------------------------------------

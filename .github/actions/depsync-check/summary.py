@@ -5,7 +5,7 @@ comes in through environment variables (the action maps its inputs with `env:`, 
 pasting them into a script), and depsync is called with argument lists, never a shell.
 
 Writes the report to $DEPSYNC_OUT/summary.md and appends it to $GITHUB_STEP_SUMMARY;
-writes `errors`, `warnings`, `notices` and `summary-path` to $GITHUB_OUTPUT. Exits 0 when
+writes `errors`, `warnings`, `info` and `summary-path` to $GITHUB_OUTPUT. Exits 0 when
 the report was written (the check's own status is enforced by the action's last step),
 2 when it could not be: a base ref that does not exist, a lock diff that fails.
 """
@@ -44,13 +44,13 @@ def check_report(depsync: str, project: str, owner_ref: str, strict: bool, statu
     try:
         document = json.loads(result.stdout)
     except json.JSONDecodeError:
-        return f"## depsync check could not run (exit {result.returncode})\n\n{_code(_first_line(result.stderr))}\n", {"errors": 0, "warnings": 0, "infos": 0}
-    counts = {key: int(document.get("summary", {}).get(key, 0)) for key in ("errors", "warnings", "infos")}
+        return f"## depsync check could not run (exit {result.returncode})\n\n{_code(_first_line(result.stderr))}\n", {"errors": 0, "warnings": 0, "info": 0}
+    counts = {key: int(document.get("summary", {}).get(key, 0)) for key in ("errors", "warnings", "info")}
     verdict = "passed" if status == "0" else f"failed (exit {status})"
     lines = [
         f"## depsync check {verdict}",
         "",
-        f"{_code(project)}: {_plural(counts['errors'], 'error')}, {_plural(counts['warnings'], 'warning')}, {_plural(counts['infos'], 'notice')}",
+        f"{_code(project)}: {_plural(counts['errors'], 'error')}, {_plural(counts['warnings'], 'warning')}, {counts['info']} info",
     ]
     if document.get("findings"):
         lines += ["", "| severity | where | rule | finding | fix |", "|---|---|---|---|---|"]
@@ -108,7 +108,7 @@ def main() -> int:
             handle.write(report)
     if _env("GITHUB_OUTPUT"):
         with open(_env("GITHUB_OUTPUT"), "a") as handle:
-            handle.write(f"errors={counts['errors']}\nwarnings={counts['warnings']}\nnotices={counts['infos']}\nsummary-path={summary}\n")
+            handle.write(f"errors={counts['errors']}\nwarnings={counts['warnings']}\ninfo={counts['info']}\nsummary-path={summary}\n")
     print(f"depsync-check: {_plural(counts['errors'], 'error')}, {_plural(counts['warnings'], 'warning')}; summary in {summary}")
     if failure:
         escaped = failure.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

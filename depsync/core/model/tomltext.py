@@ -1,7 +1,8 @@
 """Parse TOML text with clear errors, and find the line of a table or key for findings.
 
-tomllib and rtoml give no positions, so lines are found by scanning the text: good
-enough for findings ("pyproject.toml:57"), never used to edit.
+tomllib and rtoml give no positions of what they parsed, so lines are found by scanning the
+text: good enough for findings ("pyproject.toml:57"), never used to edit. A parse error has
+its position (`pyproject.toml:54:1:`) and a frame showing it, as uv and ruff report one.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def parse_toml(text: str, where: str, *, fast: bool = False) -> dict[str, Any]:
     """Parse TOML; on error raise DepsyncError naming the file and line.
 
     fast=True uses rtoml (about 10x faster than tomllib on a 1.5 MB uv.lock, see
-    bench/); its errors are re-derived with tomllib, whose messages carry a line.
+    bench/); its errors are re-derived with tomllib, whose errors always carry a position
+    (rtoml's text has one only for some errors, in another form), so every error reads the same.
     A UTF-8 byte order mark at the start is skipped, as uv does (tomllib rejects it).
     """
     text = strip_bom(text)
@@ -60,9 +62,51 @@ def parse_toml(text: str, where: str, *, fast: bool = False) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise DepsyncError(f"not valid TOML: {exc}", where) from None
+        message, line, column = decode_error_position(exc, text)
+        raise DepsyncError(f"not valid TOML: {message}", f"{where}:{line}:{column}", source_frame(text, line, column)) from None
     except RecursionError:  # tomllib recurses per nested array or inline table
         raise DepsyncError("TOML nested too deeply (arrays or inline tables hundreds of levels deep); depsync does not read it", where) from None
+
+
+# tomllib up to 3.13 puts the position in the message only; 3.14 also has lineno/colno/msg
+_AT = re.compile(r"^(?P<msg>.*?) \((?:at line (?P<line>\d+), column (?P<column>\d+)|(?P<end>at end of document))\)$", re.DOTALL)
+_FRAME_WIDTH = 100  # at most this much of a source line around the column: a lock line can be megabytes
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def decode_error_position(exc: ValueError, text: str) -> tuple[str, int, int]:
+    """(message without the position, 1-based line, 1-based column) of a TOMLDecodeError."""
+    line, column, message = getattr(exc, "lineno", None), getattr(exc, "colno", None), getattr(exc, "msg", None)
+    if isinstance(line, int) and isinstance(column, int) and isinstance(message, str):
+        return message, line, column
+    match = _AT.match(str(exc))
+    if match is None:
+        return str(exc), 1, 1
+    if match["end"]:  # the last line, after its last character
+        last = text.rstrip("\n").rsplit("\n", 1)[-1]
+        return match["msg"], text.rstrip("\n").count("\n") + 1, len(last) + 1
+    return match["msg"], int(match["line"]), int(match["column"])
+
+
+def source_frame(text: str, line: int, column: int) -> str:
+    """The line and a caret under the column, with uv's and ruff's gutter:
+
+        |
+     54 | foo bar
+        |     ^
+
+    Control and bidi characters become `?` (the text is the repository's, shown on a terminal);
+    a tab becomes a space, in the line and under it alike, so the caret stays in its column."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    source = _UNPRINTABLE.sub("?", lines[line - 1].rstrip("\r").replace("\t", " "))
+    offset = max(column - 1, 0)
+    start = max(0, min(offset - _FRAME_WIDTH // 2, len(source) - _FRAME_WIDTH))
+    shown = source[start : start + _FRAME_WIDTH]
+    before, after = ("..." if start else ""), ("..." if start + _FRAME_WIDTH < len(source) else "")
+    gutter = " " * len(str(line))
+    return "\n".join((f"{gutter} |", f"{line} | {before}{shown}{after}".rstrip(), f"{gutter} | {' ' * (len(before) + offset - start)}^"))
 
 
 def strip_bom(text: str) -> str:

@@ -68,7 +68,7 @@ DOCS: dict[str, RuleDoc] = {
         "when the image builds. depsync does not guess, so the extras, groups and packages it stands for were not checked. "
         "A value read from a BuildKit secret (`RUN --mount=type=secret,env=TOKEN`, `$(cat /run/secrets/x)`) is not reported: "
         "it is known only to the build by design, and passing it as a build arg would put it in the image's history. As the "
-        "value of a flag depsync checks (`--extra $TOKEN`) it is an `info` note.",
+        "value of a flag depsync checks (`--extra $TOKEN`) it is an `info` finding.",
         example="ARG IMAGE_TYPE\nRUN uv sync --locked --extra ${IMAGE_TYPE}",
         fix="Give the variable an ARG/ENV default, or pass it in `[tool.depsync] dockerfiles = [{ path = ..., build-args = { IMAGE_TYPE = \"dev\" } }]` "
         "(or `depsync check --dockerfile PATH --build-arg NAME=VALUE`).",
@@ -187,8 +187,8 @@ DOCS: dict[str, RuleDoc] = {
         fix="`git checkout origin/dev -- .github/CODEOWNERS` (the finding names the ref and the path).",
     ),
     "protected-unchecked": RuleDoc(
-        why="The owner ref (default `origin/dev`) does not exist in this clone, so the protected paths could not be compared. A note, not "
-        "a failure; naming the ref explicitly (`--owner-ref`, `[tool.depsync] owner-ref`) makes a missing ref an error instead.",
+        why="The owner ref (default `origin/dev`) does not exist in this clone, so the protected paths could not be compared. An `info` finding, "
+        "not a failure; naming the ref explicitly (`--owner-ref`, `[tool.depsync] owner-ref`) makes a missing ref an error instead.",
         example="# a shallow CI checkout without origin/dev",
         fix="Fetch the owner ref (`git fetch origin dev`, or `fetch-depth: 0` in actions/checkout).",
     ),
