@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from depsync.core.selection import Selection
 from depsync.errors import DepsyncError
 from depsync.report import ui
 from depsync.shell.workspace import CliOverrides
@@ -36,6 +37,8 @@ class CheckOptions:
     static: bool = False  # never ask uv to confirm a static lock-stale verdict
     overrides: CliOverrides = CliOverrides()
     no_cache: bool = False  # neither read nor write the result cache
+    selection: Selection = Selection()  # --select / --ignore: what is reported (the cache keeps every finding)
+    exit_zero: bool = False  # --exit-zero: findings do not fail the run
 
 
 def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
@@ -103,9 +106,11 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     raise DepsyncError(f"uv {version} lock --check could not run: {summary}")
 
 
-def exit_code(findings: list[Finding], strict: bool) -> int:
+def exit_code(findings: list[Finding], strict: bool, exit_zero: bool = False) -> int:
     from depsync.core.findings import Severity
 
+    if exit_zero:
+        return 0
     failing = Severity.WARNING if strict else Severity.ERROR
     return 1 if any(f.severity >= failing for f in findings) else 0
 
@@ -238,6 +243,9 @@ def run(options: CheckOptions) -> int:
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
     say_what_was_read(inputs, options, checked)
+    if options.selection.narrows:
+        findings = options.selection.keep(findings)
+        key = None  # a rendering of part of the result is not the result's rendering
     if options.output_format == "human" and ui.color(sys.stdout):  # a terminal, FORCE_COLOR or --color always
         from depsync.report.findings import print_human
 
@@ -252,7 +260,7 @@ def run(options: CheckOptions) -> int:
             # a SARIF log names paths from the working directory: kept per directory
             shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"
             cache.add_rendering(key, options.output_format, shown, redact(text))
-    return exit_code(findings, options.strict)
+    return exit_code(findings, options.strict, options.exit_zero)
 
 
 # -- --fix and --diff -----------------------------------------------------------------------------
@@ -348,14 +356,14 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
-    findings = run_rules(inputs)
+    findings = options.selection.keep(run_rules(inputs))  # like ruff: --select/--ignore pick what is fixed too
     checked = len(inputs.dockerfiles)
     say_what_was_read(inputs, options)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())
         print_fix_summary(fixes, applied=False)
-        return 1 if fixes.changed else 0
+        return 1 if fixes.changed and not options.exit_zero else 0
     if fix:
         result = apply(options.root, options.overrides, inputs, findings)
         print_fix_summary(result.plan, applied=True)
@@ -366,8 +374,8 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     if options.deep:
         assert inputs is not None
         findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
-    _render_fixed(findings, options, checked)
-    return exit_code(findings, options.strict)
+    _render_fixed(options.selection.keep(findings), options, checked)
+    return exit_code(options.selection.keep(findings), options.strict, options.exit_zero)
 
 
 def _render_fixed(findings: list[Finding], options: CheckOptions, dockerfiles: int | None = None) -> None:
