@@ -146,9 +146,13 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
     return [os.path.normpath(f) for f in files if not os.path.isabs(f)], globs, refs
 
 
-def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...]]:
+SuppressedRow = tuple[str, int, str, int]  # file, line, rule of a suppressed finding, line of the comment
+
+
+def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...], list[SuppressedRow]]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
-    cache key of the result, the loaded inputs when they were loaded, and the Dockerfiles checked."""
+    cache key of the result, the loaded inputs when they were loaded, the Dockerfiles checked
+    and the findings inline comments suppressed (for -v)."""
     from depsync.core.findings import Finding, Severity
     from depsync.shell import cache
 
@@ -158,24 +162,26 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
         found = cache.lookup(key)
         if found is not None:
             checked = tuple(found[1].get("dockerfiles", ()))
-            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked
+            silenced = [(str(s[0]), int(s[1]), str(s[2]), int(s[3])) for s in found[1].get("suppressed", ())]
+            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked, silenced
     from depsync.core.redact import redact
-    from depsync.core.rules.run import run_rules
+    from depsync.core.rules.run import check
     from depsync.shell.workspace import load_inputs
 
     started = time.time_ns()
     with cache.recording() as opened:
         inputs = load_inputs(options.root, options.ref, options.overrides)
-        findings = run_rules(inputs)
+        findings, suppressed = check(inputs)
     checked = tuple(d.path for d in inputs.dockerfiles)
+    rows = [(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed]
     if not use_cache:
-        return findings, None, inputs, checked
+        return findings, None, inputs, checked, rows
     files, globs, refs = _probes(inputs, options)
     manifest = cache.manifest(str(options.root), opened, files, globs, refs, scan=not inputs.config.dockerfiles_configured)
     stable = options.ref is not None or cache.unchanged_since(manifest["root"], manifest["files"], started)
     # kept redacted: the cache holds nothing the output would not show
     kept = [(f.file, f.line, f.rule, int(f.severity), redact(f.message), redact(f.fix)) for f in findings]
-    return findings, cache.store(key, manifest, kept, stable, checked), inputs, checked
+    return findings, cache.store(key, manifest, kept, stable, checked, rows), inputs, checked, rows
 
 
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
@@ -206,6 +212,17 @@ def _report_base(root: Path) -> Path:
     return repository_root(root) or Path.cwd()
 
 
+def say_suppressed(rows: list[SuppressedRow]) -> None:
+    """-v: each finding an inline comment suppressed (not counted, not shown otherwise)."""
+    if not ui.verbose():
+        return
+    for file, line, rule, comment in rows:
+        where = f"{file}:{line}" if line else file
+        ui.detail(f"suppressed: {where} {rule} (# depsync: ignore on line {comment})")
+    if rows:
+        ui.detail(f"{len(rows)} finding{'s' if len(rows) != 1 else ''} suppressed by `# depsync: ignore[...]` comments")
+
+
 def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerfiles: tuple[str, ...] = ()) -> None:
     """-v: the files the check read and the Dockerfiles discovery left out (with why), or that
     its result came from the cache."""
@@ -228,7 +245,7 @@ def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerf
 def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
-    findings, key, inputs, checked = _findings_now(options)
+    findings, key, inputs, checked, suppressed = _findings_now(options)
     if any(f.rule == "lock-stale" for f in findings):
         # the static findings stay cached, but uv confirms a lock-stale verdict on every run (its
         # answer depends on its version and cache): no rendering is kept, and entry.py's replay
@@ -243,6 +260,7 @@ def run(options: CheckOptions) -> int:
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
     say_what_was_read(inputs, options, checked)
+    say_suppressed([row for row in suppressed if options.selection.reports(row[2])])
     if options.selection.narrows:
         findings = options.selection.keep(findings)
         key = None  # a rendering of part of the result is not the result's rendering
@@ -347,7 +365,7 @@ def print_fix_summary(fixes: FixPlan, *, applied: bool) -> None:
 
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix or --diff: plan the fixes, show or apply them, check again."""
-    from depsync.core.rules.run import run_rules
+    from depsync.core.rules.run import check
     from depsync.shell.workspace import load_inputs
 
     if options.ref is not None and (fix or diff):
@@ -356,9 +374,11 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
-    findings = options.selection.keep(run_rules(inputs))  # like ruff: --select/--ignore pick what is fixed too
+    found, suppressed = check(inputs)
+    findings = options.selection.keep(found)  # like ruff: --select/--ignore pick what is fixed too
     checked = len(inputs.dockerfiles)
     say_what_was_read(inputs, options)
+    say_suppressed([(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed if options.selection.reports(s.finding.rule)])
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())

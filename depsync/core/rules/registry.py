@@ -55,6 +55,7 @@ RULES: dict[str, Rule] = {
         Rule("source-host-not-allowed", _E, "a git/url source points to a host outside `allowed-hosts`"),
         Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
         Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),
+        Rule("unused-suppression", _W, "a `# depsync: ignore[rule-id]` comment suppresses nothing (no such finding there, an unknown id, or a place Docker does not read as a comment)"),
     )
 }
 
