@@ -54,3 +54,35 @@ def test_output_format_from_the_environment(megatron_dev_project: Path) -> None:
     assert bad.returncode == 2 and bad.stdout == "" and "\x1b" not in bad.stderr
     assert "DEPSYNC_OUTPUT_FORMAT='jsno\\x1b[2J' is not an output format (choose from human, json, github, gitlab, sarif)" in bad.stderr
     assert depsync("check", project, "--format", "json", env={**env, "DEPSYNC_OUTPUT_FORMAT": "xml"}).returncode == 1  # unused when the flag is given
+
+
+def test_inline_suppressions_on_the_megatron_triple(megatron_dev_project: Path) -> None:
+    dockerfile = megatron_dev_project / "docker" / "Dockerfile.ci.dev"
+    text = dockerfile.read_text()
+    text = text.replace("ARG IMAGE_TYPE=dev\n", "ARG IMAGE_TYPE=dev\n# depsync: ignore[docker-stale-no-install, docker-no-install-renamed]\n")
+    text = text.replace("    uv sync --only-group build\n", "    uv sync --only-group build  # depsync: ignore[docker-not-locked]\n")
+    text = text.replace("ARG UV_VERSION=0.7.2\n", "ARG UV_VERSION=0.7.2  # depsync: ignore[uv-lock-newer-than-pin]\n")
+    dockerfile.write_text(text)
+    pyproject = megatron_dev_project / "pyproject.toml"
+    lines = pyproject.read_text().splitlines()
+    assert lines[214].startswith("emerging_optimizers = {")  # a branch/tag pin: source-pin-not-commit
+    lines[214] += "  # depsync: ignore[source-pin-not-commit, lock-stal]"
+    pyproject.write_text("\n".join(lines) + "\n")
+
+    for _ in range(2):  # computed, then from the result cache: -v lists the same
+        result = depsync("-v", "check", str(megatron_dev_project), "--format", "json")
+        assert result.returncode == 0, result.stdout + result.stderr  # the 12 renamed-CUDA errors are suppressed
+        found = json.loads(result.stdout)["findings"]
+        rules = sorted(f["rule"] for f in found)
+        assert rules == ["source-pin-not-commit", "unused-suppression", "unused-suppression", "uv-lock-newer-than-pin"]
+        unused = {f["line"]: f for f in found if f["rule"] == "unused-suppression"}
+        assert "Docker reads no trailing comment" in unused[11]["message"]  # after ARG it is not a comment
+        assert "names no rule: 'lock-stal'; did you mean 'lock-stale'?" in unused[215]["message"]
+        suppressed = [line for line in result.stderr.splitlines() if line.startswith("depsync: suppressed: ")]
+        assert len(suppressed) == 16  # 12 renamed + 2 stale flags + docker-not-locked + the pin
+        assert "depsync: suppressed: docker/Dockerfile.ci.dev:46 docker-no-install-renamed (# depsync: ignore on line 28)" in suppressed
+        assert "depsync: suppressed: pyproject.toml:215 source-pin-not-commit (# depsync: ignore on line 215)" in suppressed
+    quiet = depsync("check", str(megatron_dev_project))
+    assert "suppressed" not in quiet.stderr and "0 error(s), 4 warning(s)" in quiet.stdout
+    only = depsync("check", str(megatron_dev_project), "--ignore", "unused-suppression", "--strict")
+    assert only.returncode == 1 and "unused-suppression" not in only.stdout  # a rule like the others
