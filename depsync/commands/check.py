@@ -246,7 +246,7 @@ def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     findings, key, inputs, checked, suppressed = _findings_now(options)
-    if any(f.rule == "lock-stale" for f in findings):
+    if any(f.rule == "lock-stale" for f in findings) and (options.selection.reports("lock-stale") or options.selection.reports("static-model-disagrees")):
         # the static findings stay cached, but uv confirms a lock-stale verdict on every run (its
         # answer depends on its version and cache): no rendering is kept, and entry.py's replay
         # leaves such a result to the CLI (cache.replay)
