@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
     from depsync.core.findings import Finding
     from depsync.core.rules.inputs import CheckInputs
+    from depsync.core.suppression import Suppressed
     from depsync.shell.cache import Request
 
 
@@ -149,6 +150,11 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
 SuppressedRow = tuple[str, int, str, int]  # file, line, rule of a suppressed finding, line of the comment
 
 
+def suppressed_rows(suppressed: list[Suppressed]) -> list[SuppressedRow]:
+    """What -v says of each suppressed finding, as the result cache keeps it."""
+    return [(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed]
+
+
 def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...], list[SuppressedRow]]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
     cache key of the result, the loaded inputs when they were loaded, the Dockerfiles checked
@@ -173,7 +179,7 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
         inputs = load_inputs(options.root, options.ref, options.overrides)
         findings, suppressed = check(inputs)
     checked = tuple(d.path for d in inputs.dockerfiles)
-    rows = [(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed]
+    rows = suppressed_rows(suppressed)
     if not use_cache:
         return findings, None, inputs, checked, rows
     files, globs, refs = _probes(inputs, options)
@@ -212,10 +218,12 @@ def _report_base(root: Path) -> Path:
     return repository_root(root) or Path.cwd()
 
 
-def say_suppressed(rows: list[SuppressedRow]) -> None:
-    """-v: each finding an inline comment suppressed (not counted, not shown otherwise)."""
+def say_suppressed(rows: list[SuppressedRow], selection: Selection) -> None:
+    """-v: each finding an inline comment suppressed (not counted, not shown otherwise), of the
+    rules --select/--ignore report."""
     if not ui.verbose():
         return
+    rows = [row for row in rows if selection.reports(row[2])]
     for file, line, rule, comment in rows:
         where = f"{file}:{line}" if line else file
         ui.detail(f"suppressed: {where} {rule} (# depsync: ignore on line {comment})")
@@ -260,7 +268,7 @@ def run(options: CheckOptions) -> int:
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
     say_what_was_read(inputs, options, checked)
-    say_suppressed([row for row in suppressed if options.selection.reports(row[2])])
+    say_suppressed(suppressed, options.selection)
     if options.selection.narrows:
         findings = options.selection.keep(findings)
         key = None  # a rendering of part of the result is not the result's rendering
@@ -378,7 +386,7 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     findings = options.selection.keep(found)  # like ruff: --select/--ignore pick what is fixed too
     checked = len(inputs.dockerfiles)
     say_what_was_read(inputs, options)
-    say_suppressed([(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed if options.selection.reports(s.finding.rule)])
+    say_suppressed(suppressed_rows(suppressed), options.selection)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())

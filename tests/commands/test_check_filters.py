@@ -86,3 +86,17 @@ def test_inline_suppressions_on_the_megatron_triple(megatron_dev_project: Path) 
     assert "suppressed" not in quiet.stderr and "0 error(s), 4 warning(s)" in quiet.stdout
     only = depsync("check", str(megatron_dev_project), "--ignore", "unused-suppression", "--strict")
     assert only.returncode == 1 and "unused-suppression" not in only.stdout  # a rule like the others
+
+
+def test_diff_and_fix_follow_the_selection_and_exit_zero(megatron_dev_project: Path) -> None:
+    project = str(megatron_dev_project)
+    diff = depsync("check", project, "--diff")
+    assert diff.returncode == 1 and "--no-install-package torchvision" in diff.stdout and 'rev = "nv_dev"' in diff.stdout
+    zero = depsync("check", project, "--diff", "--exit-zero")
+    assert zero.returncode == 0 and zero.stdout == diff.stdout
+    # like `ruff check --fix --select`: only the selected rule is fixed
+    fixed = depsync("check", project, "--fix", "--select", "docker-stale-no-install")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    dockerfile = (megatron_dev_project / "docker" / "Dockerfile.ci.dev").read_text()
+    assert "torchvision" not in dockerfile and "nvidia-cublas-cu12" in dockerfile  # the renamed ones stay
+    assert 'rev = "nv_dev"' in (megatron_dev_project / "pyproject.toml").read_text()
