@@ -100,3 +100,18 @@ def test_diff_and_fix_follow_the_selection_and_exit_zero(megatron_dev_project: P
     dockerfile = (megatron_dev_project / "docker" / "Dockerfile.ci.dev").read_text()
     assert "torchvision" not in dockerfile and "nvidia-cublas-cu12" in dockerfile  # the renamed ones stay
     assert 'rev = "nv_dev"' in (megatron_dev_project / "pyproject.toml").read_text()
+
+
+def test_a_hostile_comment_reaches_no_terminal_raw(megatron_dev_project: Path) -> None:
+    # TOML forbids control characters even in comments (an input error); a Dockerfile does not
+    dockerfile = megatron_dev_project / "docker" / "Dockerfile.ci.dev"
+    hostile = "\x1b]8;;https://evil.example\x07click\x1b]8;;\x07\x1b[2J"
+    dockerfile.write_text(dockerfile.read_text().replace("ARG IMAGE_TYPE=dev\n", f"# depsync: ignore[{hostile}]\nARG IMAGE_TYPE=dev\n"))
+    pyproject = megatron_dev_project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n# depsync: ignore[%0A::error title=x::pwned]\n[tool.depsync]\n")
+    for fmt in ("human", "json", "github", "sarif"):
+        result = depsync("check", str(megatron_dev_project), "--format", fmt, "--select", "unused-suppression")
+        assert result.returncode == 0, result.stderr
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\x1b" not in result.stderr
+        assert "unused-suppression" in result.stdout and "pwned" in result.stdout  # shown quoted, never run
+        assert not any(line.startswith("::error") for line in result.stdout.splitlines())  # no workflow command smuggled in
