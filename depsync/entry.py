@@ -30,17 +30,18 @@ def display_path(raw: str) -> str | None:
     return ("/" if raw.startswith("/") else "") + "/".join(parts) or "."
 
 
-def check_request(args: list[str]) -> tuple[tuple, str, str, bool] | None:  # type: ignore[type-arg]
-    """(cache request, output format, project as printed, --strict) of `depsync check ARGS`,
-    or None when the arguments need the real parser (or are an error it should report)."""
+def check_request(args: list[str], environ: dict[str, str] | None = None) -> tuple[tuple, str, str, bool, bool] | None:  # type: ignore[type-arg]
+    """(cache request, output format, project as printed, --strict, --exit-zero) of `depsync
+    check ARGS`, or None when the arguments need the real parser (or are an error it should
+    report). The format defaults to $DEPSYNC_OUTPUT_FORMAT, as in depsync.cli.check."""
     path: str | None = None
     values: dict[str, list[str]] = {name: [] for name in _VALUED}
-    strict = False
+    flags = {"--strict": False, "--exit-zero": False}
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg == "--strict":
-            strict = True
+        if arg in flags:
+            flags[arg] = True
             i += 1
             continue
         name, sep, value = arg.partition("=")
@@ -58,7 +59,7 @@ def check_request(args: list[str]) -> tuple[tuple, str, str, bool] | None:  # ty
             return None  # --deep, --debug, --no-cache, -h, an abbreviation, a second path: the CLI's business
         path = arg
         i += 1
-    output_format = values["--format"][-1] if values["--format"] else "human"
+    output_format = values["--format"][-1] if values["--format"] else ((os.environ if environ is None else environ).get("DEPSYNC_OUTPUT_FORMAT") or "human")
     if output_format not in _FORMATS:
         return None
     build_args: dict[str, str] = {}
@@ -78,14 +79,19 @@ def check_request(args: list[str]) -> tuple[tuple, str, str, bool] | None:  # ty
     lock = values["--lock"][-1] if values["--lock"] else None
     request = (os.path.abspath(shown), ref, dockerfiles, owner_ref, lock, None)
     project = shown + (f" @ {ref}" if ref else "")
-    return request, output_format, project, strict
+    return request, output_format, project, flags["--strict"], flags["--exit-zero"]
 
 
 def _replay(args: list[str]) -> int | None:
     parsed = check_request(args)
     if parsed is None:
         return None
-    request, output_format, project, strict = parsed
+    request, output_format, project, strict, exit_zero = parsed
+    code = _replay_request(request, output_format, project, strict)
+    return 0 if exit_zero and code is not None else code
+
+
+def _replay_request(request: tuple, output_format: str, project: str, strict: bool) -> int | None:  # type: ignore[type-arg]
     try:
         if output_format == "human" and (sys.stdout.isatty() or "FORCE_COLOR" in os.environ):
             return None  # colour: rich renders it, after the CLI's own lookup

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from depsync.cli.common import (
@@ -20,15 +22,38 @@ examples:
   depsync check --ref origin/dev       what is committed on origin/dev (read with git, no checkout)
   depsync check --diff                 what --fix would change, as a unified diff; writes nothing
   depsync check --fix                  apply the mechanical fixes, then check again
+  depsync check --select lock-stale,docker-not-locked
+                                       only these rules (--ignore RULE leaves rules out)
+  depsync check --exit-zero            report, but do not fail the step
   depsync check --format sarif > depsync.sarif
                                        SARIF 2.1.0 for GitHub code scanning
   depsync rule docker-stale-no-install what a finding means and how to fix it
 
 exit codes:
-  0  consistent: no error (warnings and info allowed); with --diff: nothing to fix
+  0  consistent: no error (warnings and info allowed); with --diff: nothing to fix; always with --exit-zero
   1  errors found (with --strict: warnings too); with --diff: something to fix
   2  usage, config or input error: one line on stderr (--debug shows the traceback)
 """
+
+
+FORMATS = ("human", "json", "github", "gitlab", "sarif")
+FORMAT_VARIABLE = "DEPSYNC_OUTPUT_FORMAT"  # like ruff's RUFF_OUTPUT_FORMAT: the default of --format
+
+
+def output_format(given: str | None, environ: Mapping[str, str]) -> str:
+    """--format when given, else $DEPSYNC_OUTPUT_FORMAT, else human; an unknown value of the
+    variable is a usage error naming the valid ones (the flag's own are argparse's)."""
+    from depsync.core.config import suggestion
+    from depsync.errors import DepsyncError
+
+    if given is not None:
+        return given
+    value = environ.get(FORMAT_VARIABLE, "")
+    if not value:
+        return "human"
+    if value not in FORMATS:
+        raise DepsyncError(f"{FORMAT_VARIABLE}={value[:100]!r} is not an output format{suggestion(value, FORMATS)} (choose from {', '.join(FORMATS)})")
+    return value
 
 
 def register(commands: Any) -> None:
@@ -45,12 +70,26 @@ def register(commands: Any) -> None:
         "--format",
         "--output-format",
         dest="output_format",
-        choices=("human", "json", "github", "gitlab", "sarif"),
-        default="human",
+        choices=FORMATS,
+        default=None,
         metavar="FORMAT",
-        help="human (default), json (schema depsync.check/2), github (workflow annotations), gitlab (Code Quality report) or sarif (SARIF 2.1.0)",
+        help=f"human (default), json (schema depsync.check/2), github (workflow annotations), gitlab (Code Quality report) or sarif (SARIF 2.1.0); "
+        f"default: ${FORMAT_VARIABLE} when set, else human",
     )
     check.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    check.add_argument(
+        "--select",
+        action="append",
+        metavar="RULE,...",
+        help="report only these rules (repeatable, comma-separated; ALL: every rule); the others are not shown or counted",
+    )
+    check.add_argument(
+        "--ignore",
+        action="append",
+        metavar="RULE,...",
+        help="do not report these rules (repeatable, comma-separated); wins over --select",
+    )
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (they are still printed); 2 stays 2")
     check.add_argument("--fix", action="store_true", help="apply the mechanical fixes (`fix: yes` in `depsync rule --all`), then check again")
     check.add_argument("--diff", action="store_true", help="print what --fix would change as a unified diff and write nothing")
     check.add_argument("--ref", metavar="REF", help="read every file from this git ref instead of the work tree (no checkout)")
@@ -68,6 +107,8 @@ def options_from(args: argparse.Namespace) -> Any:
     """The check's options, each field from its own flag."""
     from depsync.commands import check
     from depsync.core.config import DockerfileSpec
+    from depsync.core.rules.registry import RULES
+    from depsync.core.selection import selection
     from depsync.errors import DepsyncError
     from depsync.shell.workspace import CliOverrides
 
@@ -79,8 +120,10 @@ def options_from(args: argparse.Namespace) -> Any:
     return check.CheckOptions(
         root=args.path,
         ref=args.ref,
-        output_format=args.output_format,
+        output_format=output_format(args.output_format, os.environ),
         strict=args.strict,
+        selection=selection(args.select, args.ignore, RULES),
+        exit_zero=args.exit_zero,
         deep=args.deep,
         static=args.static,
         overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),

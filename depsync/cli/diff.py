@@ -11,7 +11,8 @@ from depsync.cli.common import command, find_root, global_options
 EPILOG = """\
 OLD and NEW are lock files, directories (their uv.lock) or git REF:path. Registry versions are
 shown plain, other sources are named (git with its short commit); forked resolutions of one
-name are paired by where they come from.
+name are paired by where they come from; a direct wheel/sdist URL pairs with the new URL of the
+same file kind (a newer release is one upgrade row, not a removal and an addition).
 
 examples:
   depsync diff                               HEAD:uv.lock against the work tree's uv.lock

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from depsync.core.selection import Selection
 from depsync.errors import DepsyncError
 from depsync.report import ui
 from depsync.shell.workspace import CliOverrides
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
     from depsync.core.findings import Finding
     from depsync.core.rules.inputs import CheckInputs
+    from depsync.core.suppression import Suppressed
     from depsync.shell.cache import Request
 
 
@@ -36,6 +38,8 @@ class CheckOptions:
     static: bool = False  # never ask uv to confirm a static lock-stale verdict
     overrides: CliOverrides = CliOverrides()
     no_cache: bool = False  # neither read nor write the result cache
+    selection: Selection = Selection()  # --select / --ignore: what is reported (the cache keeps every finding)
+    exit_zero: bool = False  # --exit-zero: findings do not fail the run
 
 
 def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
@@ -103,9 +107,11 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     raise DepsyncError(f"uv {version} lock --check could not run: {summary}")
 
 
-def exit_code(findings: list[Finding], strict: bool) -> int:
+def exit_code(findings: list[Finding], strict: bool, exit_zero: bool = False) -> int:
     from depsync.core.findings import Severity
 
+    if exit_zero:
+        return 0
     failing = Severity.WARNING if strict else Severity.ERROR
     return 1 if any(f.severity >= failing for f in findings) else 0
 
@@ -141,9 +147,18 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
     return [os.path.normpath(f) for f in files if not os.path.isabs(f)], globs, refs
 
 
-def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...]]:
+SuppressedRow = tuple[str, int, str, int]  # file, line, rule of a suppressed finding, line of the comment
+
+
+def suppressed_rows(suppressed: list[Suppressed]) -> list[SuppressedRow]:
+    """What -v says of each suppressed finding, as the result cache keeps it."""
+    return [(s.finding.file, s.finding.line, s.finding.rule, s.comment_line) for s in suppressed]
+
+
+def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, CheckInputs | None, tuple[str, ...], list[SuppressedRow]]:
     """The static findings (from the cache when nothing changed, else computed and kept), the
-    cache key of the result, the loaded inputs when they were loaded, and the Dockerfiles checked."""
+    cache key of the result, the loaded inputs when they were loaded, the Dockerfiles checked
+    and the findings inline comments suppressed (for -v)."""
     from depsync.core.findings import Finding, Severity
     from depsync.shell import cache
 
@@ -153,24 +168,26 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
         found = cache.lookup(key)
         if found is not None:
             checked = tuple(found[1].get("dockerfiles", ()))
-            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked
+            silenced = [(str(s[0]), int(s[1]), str(s[2]), int(s[3])) for s in found[1].get("suppressed", ())]
+            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked, silenced
     from depsync.core.redact import redact
-    from depsync.core.rules.run import run_rules
+    from depsync.core.rules.run import check
     from depsync.shell.workspace import load_inputs
 
     started = time.time_ns()
     with cache.recording() as opened:
         inputs = load_inputs(options.root, options.ref, options.overrides)
-        findings = run_rules(inputs)
+        findings, suppressed = check(inputs)
     checked = tuple(d.path for d in inputs.dockerfiles)
+    rows = suppressed_rows(suppressed)
     if not use_cache:
-        return findings, None, inputs, checked
+        return findings, None, inputs, checked, rows
     files, globs, refs = _probes(inputs, options)
     manifest = cache.manifest(str(options.root), opened, files, globs, refs, scan=not inputs.config.dockerfiles_configured)
     stable = options.ref is not None or cache.unchanged_since(manifest["root"], manifest["files"], started)
     # kept redacted: the cache holds nothing the output would not show
     kept = [(f.file, f.line, f.rule, int(f.severity), redact(f.message), redact(f.fix)) for f in findings]
-    return findings, cache.store(key, manifest, kept, stable, checked), inputs, checked
+    return findings, cache.store(key, manifest, kept, stable, checked, rows), inputs, checked, rows
 
 
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
@@ -201,6 +218,19 @@ def _report_base(root: Path) -> Path:
     return repository_root(root) or Path.cwd()
 
 
+def say_suppressed(rows: list[SuppressedRow], selection: Selection) -> None:
+    """-v: each finding an inline comment suppressed (not counted, not shown otherwise), of the
+    rules --select/--ignore report."""
+    if not ui.verbose():
+        return
+    rows = [row for row in rows if selection.reports(row[2])]
+    for file, line, rule, comment in rows:
+        where = f"{file}:{line}" if line else file
+        ui.detail(f"suppressed: {where} {rule} (# depsync: ignore on line {comment})")
+    if rows:
+        ui.detail(f"{len(rows)} finding{'s' if len(rows) != 1 else ''} suppressed by `# depsync: ignore[...]` comments")
+
+
 def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerfiles: tuple[str, ...] = ()) -> None:
     """-v: the files the check read and the Dockerfiles discovery left out (with why), or that
     its result came from the cache."""
@@ -223,8 +253,8 @@ def say_what_was_read(inputs: CheckInputs | None, options: CheckOptions, dockerf
 def run(options: CheckOptions) -> int:
     if options.deep and options.ref is not None:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
-    findings, key, inputs, checked = _findings_now(options)
-    if any(f.rule == "lock-stale" for f in findings):
+    findings, key, inputs, checked, suppressed = _findings_now(options)
+    if any(f.rule == "lock-stale" for f in findings) and (options.selection.reports("lock-stale") or options.selection.reports("static-model-disagrees")):
         # the static findings stay cached, but uv confirms a lock-stale verdict on every run (its
         # answer depends on its version and cache): no rendering is kept, and entry.py's replay
         # leaves such a result to the CLI (cache.replay)
@@ -238,6 +268,10 @@ def run(options: CheckOptions) -> int:
         key = None  # uv's answer depends on its own cache and version: never replayed
     project = str(options.root) + (f" @ {options.ref}" if options.ref else "")
     say_what_was_read(inputs, options, checked)
+    say_suppressed(suppressed, options.selection)
+    if options.selection.narrows:
+        findings = options.selection.keep(findings)
+        key = None  # a rendering of part of the result is not the result's rendering
     if options.output_format == "human" and ui.color(sys.stdout):  # a terminal, FORCE_COLOR or --color always
         from depsync.report.findings import print_human
 
@@ -252,7 +286,7 @@ def run(options: CheckOptions) -> int:
             # a SARIF log names paths from the working directory: kept per directory
             shown = project if options.output_format != "sarif" else f"{project}\0{os.getcwd()}"
             cache.add_rendering(key, options.output_format, shown, redact(text))
-    return exit_code(findings, options.strict)
+    return exit_code(findings, options.strict, options.exit_zero)
 
 
 # -- --fix and --diff -----------------------------------------------------------------------------
@@ -339,7 +373,7 @@ def print_fix_summary(fixes: FixPlan, *, applied: bool) -> None:
 
 def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     """`depsync check` with --fix or --diff: plan the fixes, show or apply them, check again."""
-    from depsync.core.rules.run import run_rules
+    from depsync.core.rules.run import check
     from depsync.shell.workspace import load_inputs
 
     if options.ref is not None and (fix or diff):
@@ -348,14 +382,16 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
-    findings = run_rules(inputs)
+    found, suppressed = check(inputs)
+    findings = options.selection.keep(found)  # like ruff: --select/--ignore pick what is fixed too
     checked = len(inputs.dockerfiles)
     say_what_was_read(inputs, options)
+    say_suppressed(suppressed_rows(suppressed), options.selection)
     if diff:
         fixes = fix_plan(options.root, inputs, findings)
         sys.stdout.write(fixes.diff())
         print_fix_summary(fixes, applied=False)
-        return 1 if fixes.changed else 0
+        return 1 if fixes.changed and not options.exit_zero else 0
     if fix:
         result = apply(options.root, options.overrides, inputs, findings)
         print_fix_summary(result.plan, applied=True)
@@ -366,8 +402,8 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
     if options.deep:
         assert inputs is not None
         findings = sorted(findings + deep_findings(inputs, options.root), key=lambda f: (f.file, f.line, f.rule))
-    _render_fixed(findings, options, checked)
-    return exit_code(findings, options.strict)
+    _render_fixed(options.selection.keep(findings), options, checked)
+    return exit_code(options.selection.keep(findings), options.strict, options.exit_zero)
 
 
 def _render_fixed(findings: list[Finding], options: CheckOptions, dockerfiles: int | None = None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
@@ -37,6 +37,7 @@ class PackageChange:
     new_url: str = ""
     new_commit: str = ""
     forked: bool = False  # several entries with this name in either lock
+    entries: int = 1  # lock entries this row stands for: forked wheel URLs that moved alike are one row
 
 
 def _commit(package: LockPackage) -> str:
@@ -62,6 +63,38 @@ def label(version: str | None, source: str, url: str, commit: str, *, registry: 
     else:
         suffix = f"{source} {url}".strip()
     return f"{version or '?'}" + (f" ({suffix})" if suffix else "")
+
+
+_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<tags>[^-]+-[^-]+-[^-]+)\.whl$")
+_SDIST = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
+
+
+def _url_shape(package: LockPackage) -> tuple[str, str] | None:
+    """What a direct-URL entry is apart from its version and where it is hosted: (distribution,
+    wheel tags or "sdist"). Forked URL entries (a wheel per Python or platform) pair by it, so a bump of
+    every wheel URL is one upgrade per wheel, not a removal and an addition of each."""
+    if package.source.kind != "url":
+        return None
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(package.source.value)
+    filename = unquote(parts.path.rsplit("/", 1)[-1])
+    wheel = _WHEEL.match(filename)
+    if wheel:
+        return (canonicalize_name(wheel.group("name")), wheel.group("tags"))
+    if filename.endswith(_SDIST):
+        return (package.name, "sdist")
+    return None
+
+
+def _url_fork(package: LockPackage) -> tuple[tuple[str, str], tuple[str, ...]] | None:
+    """_url_shape and the fork the entry is for (its resolution-markers): `alpha 1.0` for Python
+    < 3.11 pairs with the new `alpha` for Python < 3.11, whatever order the lock lists them in."""
+    shape = _url_shape(package)
+    if shape is None:
+        return None
+    markers = package.raw.get("resolution-markers", [])
+    return shape, tuple(str(m) for m in markers) if isinstance(markers, list) else ()
 
 
 def _identity(package: LockPackage) -> tuple[str | None, str, str, str, str]:
@@ -108,18 +141,23 @@ def _change(name: str, a: LockPackage | None, b: LockPackage | None, direct: boo
 
 def _pair(before: list[LockPackage], after: list[LockPackage]) -> list[tuple[LockPackage | None, LockPackage | None]]:
     """Entries that changed, paired: same origin first (registry with registry, the same git
-    repository), then one left on each side with each other; the rest added or removed."""
+    repository, the same URL), then direct URLs of the same shape (the cp311 wheel with the
+    cp311 wheel, sdist with sdist: the URL names the version), of the same fork first, then one left on each side with
+    each other; the rest added or removed."""
     after_ids = {_identity(p) for p in after}
     before_ids = {_identity(p) for p in before}
     gone = [p for p in before if _identity(p) not in after_ids]
     came = [p for p in after if _identity(p) not in before_ids]
     pairs: list[tuple[LockPackage | None, LockPackage | None]] = []
-    for old in list(gone):
-        match = next((new for new in came if _origin(new) == _origin(old)), None)
-        if match is not None:
-            pairs.append((old, match))
-            gone.remove(old)
-            came.remove(match)
+    keys: tuple[Callable[[LockPackage], object], ...] = (_origin, _url_fork, _url_shape)
+    for key in keys:
+        for old in list(gone):
+            wanted = key(old)
+            match = next((new for new in came if wanted is not None and key(new) == wanted), None)
+            if match is not None:
+                pairs.append((old, match))
+                gone.remove(old)
+                came.remove(match)
     if len(gone) == 1 and len(came) == 1:
         pairs.append((gone.pop(), came.pop()))
     pairs += [(old, None) for old in gone] + [(None, new) for new in came]
@@ -140,8 +178,27 @@ def diff_locks(old: Lock, new: Lock, direct: Iterable[str] | None = None) -> lis
         if {_identity(p) for p in before} == {_identity(p) for p in after}:
             continue
         forked = len(before) > 1 or len(after) > 1
-        changes += [_change(name, a, b, name in direct_set, forked) for a, b in _pair(before, after)]
+        changes += _one_row_per_move([_change(name, a, b, name in direct_set, forked) for a, b in _pair(before, after)])
     return changes
+
+
+def _one_row_per_move(changes: list[PackageChange]) -> list[PackageChange]:
+    """Direct-URL changes of one package that moved alike (every wheel of 2.7.4 to the wheel of
+    2.8.3 with the same tags) as one row: the first wheel's URLs, and how many entries it covers."""
+    from dataclasses import replace
+
+    rows: list[PackageChange] = []
+    alike: dict[tuple[str, str | None, str | None], int] = {}
+    for change in changes:
+        if change.old_source == change.new_source == "url":
+            key = (change.kind, change.old_version, change.new_version)
+            if key in alike:
+                index = alike[key]
+                rows[index] = replace(rows[index], entries=rows[index].entries + 1)
+                continue
+            alike[key] = len(rows)
+        rows.append(change)
+    return rows
 
 
 def summarize(changes: Iterable[PackageChange]) -> dict[str, int]:

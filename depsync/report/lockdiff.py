@@ -30,7 +30,7 @@ def _sides(change: PackageChange, registry: bool) -> tuple[str, str]:
 
 
 def _name(change: PackageChange) -> str:
-    return change.name + (" (forked)" if change.forked else "")
+    return change.name + (" (forked)" if change.forked else "") + (f" ({change.entries} wheels)" if change.entries > 1 else "")
 
 
 def counts_line(changes: Sequence[PackageChange]) -> str:
@@ -65,7 +65,7 @@ def to_markdown(changes: Sequence[PackageChange], heading: str = "", *, registry
     rows = ["| package | change | before | after | direct |", "|---|---|---|---|---|"]
     for c in _ordered(changes):
         old, new = _sides(c, registry)
-        rows.append(f"| {markdown.code(c.name)}{' (forked)' if c.forked else ''} | {c.kind} | {markdown.text(old)} | {markdown.text(new)} | {'yes' if c.direct else ''} |")
+        rows.append(f"| {markdown.code(c.name)}{_name(c)[len(c.name):]} | {c.kind} | {markdown.text(old)} | {markdown.text(new)} | {'yes' if c.direct else ''} |")
     if len(changes) > COLLAPSE_OVER:
         if direct:
             kinds: dict[str, list[str]] = {}
@@ -93,7 +93,8 @@ def _side(version: str | None, source: str, url: str, commit: str) -> dict[str, 
 
 def to_json(changes: Sequence[PackageChange], old: str, new: str) -> str:
     """Schema depsync.diff/2 (depsync/schemas/diff-2.schema.json): a change is {name, kind, direct, forked, old, new}, each side
-    null or {version, source, url or path, commit (git)}."""
+    null or {version, source, url or path, commit (git)}, and `entries` when the row stands for
+    several lock entries (forked wheel URLs that moved alike; the URLs are the first's)."""
     return redacted_json(
         {
             "schema": SCHEMA,
@@ -108,6 +109,7 @@ def to_json(changes: Sequence[PackageChange], old: str, new: str) -> str:
                     "forked": c.forked,
                     "old": _side(c.old_version, c.old_source, c.old_url, c.old_commit),
                     "new": _side(c.new_version, c.new_source, c.new_url, c.new_commit),
+                    **({"entries": c.entries} if c.entries > 1 else {}),
                 }
                 for c in changes
             ],

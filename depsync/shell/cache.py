@@ -290,9 +290,10 @@ def _exit_code(findings: list[Finding], strict: bool) -> int:
     return 1 if any(f[3] >= failing for f in findings) else 0
 
 
-def store(request: Request, manifest: dict[str, Any], findings: list[Finding], stable: bool, dockerfiles: tuple[str, ...] = ()) -> bytes | None:
-    """Keep a result (with the Dockerfiles it checked); its key, or None when an input changed
-    while the check ran (not stored)."""
+def store(request: Request, manifest: dict[str, Any], findings: list[Finding], stable: bool, dockerfiles: tuple[str, ...] = (),
+          suppressed: list[tuple[str, int, str, int]] | None = None) -> bytes | None:
+    """Keep a result (with the Dockerfiles it checked and the findings inline comments
+    suppressed, for -v); its key, or None when an input changed while the check ran (not stored)."""
     if not enabled() or not stable:
         return None
     folder = directory()
@@ -302,7 +303,8 @@ def store(request: Request, manifest: dict[str, Any], findings: list[Finding], s
     except (OSError, ValueError):
         return None
     _write(os.path.join(folder, k1.hex() + ".m"), manifest)
-    _write(os.path.join(folder, k2.hex() + ".r"), {"findings": findings, "dockerfiles": list(dockerfiles), "rendered": {}})
+    result = {"findings": findings, "dockerfiles": list(dockerfiles), "suppressed": list(suppressed or ()), "rendered": {}}
+    _write(os.path.join(folder, k2.hex() + ".r"), result)
     _prune(folder)
     return k2
 

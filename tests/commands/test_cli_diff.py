@@ -95,3 +95,34 @@ def test_bad_specs_exit_2(locks: Path) -> None:
     for args, needle in ((["nope:uv.lock"], "git ref 'nope' not found"), (["HEAD:missing.lock"], "missing.lock does not exist at HEAD"), (["x.lock"], "x.lock not found")):
         result = depsync(*args, cwd=locks)
         assert result.returncode == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_forked_wheel_urls_that_move_are_upgrades_with_real_uv(tmp_path: Path) -> None:
+    """Two direct wheel URLs, one per Python (the flash-attn pattern), both moved to a newer
+    release: real uv writes four entries across the two locks; the diff pairs them by fork."""
+    from uvprojects import build_find_links, run_uv, serve_directory, uv_env
+
+    wheels = build_find_links(tmp_path / "wheels")
+    env = uv_env(tmp_path / "uv-cache", tmp_path / "uv-config")
+    project = tmp_path / "proj"
+    project.mkdir()
+
+    def lock(low: str, high: str, base: str) -> str:
+        (project / "pyproject.toml").write_text(
+            '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = [\n'
+            f"  \"alpha @ {base}/alpha-{low}-py3-none-any.whl ; python_version < '3.11'\",\n"
+            f"  \"alpha @ {base}/alpha-{high}-py3-none-any.whl ; python_version >= '3.11'\",\n]\n"
+        )
+        result = run_uv(["lock", "-q"], project, env)
+        assert result.returncode == 0, result.stderr
+        return (project / "uv.lock").read_text()
+
+    with serve_directory(wheels) as base:
+        (tmp_path / "old.lock").write_text(lock("1.0", "1.1", base))
+        (tmp_path / "new.lock").write_text(lock("2.0", "2.1rc1", base))
+    result = depsync("--format", "json", str(tmp_path / "old.lock"), str(tmp_path / "new.lock"), cwd=project)
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["changes"]
+    assert [(c["kind"], c["old"]["version"], c["new"]["version"]) for c in changes] == [("upgraded", "1.0", "2.0"), ("upgraded", "1.1", "2.1rc1")]
+    assert all(c["old"]["source"] == c["new"]["source"] == "url" and c["forked"] for c in changes)
+    assert changes[0]["new"]["url"].endswith("/alpha-2.0-py3-none-any.whl")

@@ -53,3 +53,51 @@ def test_pairing_rules() -> None:
 def test_same_lock_has_no_changes() -> None:
     lock = Lock.from_text(megatron("dev", "uv.lock"))
     assert diff_locks(lock, lock) == []
+
+
+def _url(name: str, version: str, url: str, marker: str) -> str:
+    # as uv writes a direct URL requirement (`flash-attn @ https://.../flash_attn-...whl ; marker`)
+    return (
+        f'\n[[package]]\nname = "{name}"\nversion = "{version}"\nsource = {{ url = "{url}" }}\n'
+        f'resolution-markers = ["{marker}"]\nwheels = [\n    {{ url = "{url}", hash = "sha256:{"0" * 64}" }},\n]\n'
+    )
+
+
+RELEASES = "https://github.com/Dao-AILab/flash-attention/releases/download"
+
+
+def _flash(version: str, tag: str, python: str, host: str = RELEASES) -> str:
+    wheel = f"{host}/v{version}/flash_attn-{version}%2Bcu12torch2.7cxx11abiFALSE-{python}-{python}-linux_x86_64.whl"
+    return _url("flash-attn", f"{version}+cu12torch2.7cxx11abifalse", wheel, f"python_full_version == '{tag}'")
+
+
+def test_wheel_urls_of_a_new_version_are_upgrades_not_removals_and_additions() -> None:
+    """Forked wheel URLs (one per Python): each pairs with the wheel of the same tags."""
+    old = _lock(_flash("2.7.4", "3.10", "cp310"), _flash("2.7.4", "3.11", "cp311"))
+    new = _lock(_flash("2.8.3", "3.10", "cp310"), _flash("2.8.3", "3.11", "cp311"))
+    (change,) = diff_locks(old, new)  # one row for the package, not 2 removed + 2 added
+    assert change.kind == "upgraded" and change.entries == 2 and change.forked
+    assert change.old_version == "2.7.4+cu12torch2.7cxx11abifalse" and change.new_version == "2.8.3+cu12torch2.7cxx11abifalse"
+    assert change.old_source == change.new_source == "url"
+    assert change.old_url.rsplit("-", 3)[1] == change.new_url.rsplit("-", 3)[1] == "cp310"  # paired by tags
+    # the same version from another URL (a mirror): one "source-changed" row
+    moved = _lock(_flash("2.7.4", "3.10", "cp310", "https://mirror.example/fa"), _flash("2.7.4", "3.11", "cp311", "https://mirror.example/fa"))
+    (change,) = diff_locks(old, moved)
+    assert change.kind == "source-changed" and change.entries == 2
+    assert change.new_url.startswith("https://mirror.example/") and change.old_url.startswith(RELEASES)
+    # one wheel moving differently from the other is its own row
+    apart = _lock(_flash("2.8.3", "3.10", "cp310"), _flash("2.7.4", "3.11", "cp311", "https://mirror.example/fa"))
+    assert sorted(c.kind for c in diff_locks(old, apart)) == ["source-changed", "upgraded"]
+    # an sdist URL pairs with an sdist URL; a wheel and an sdist of one name stay apart
+    sdist = lambda v: _url("pkg", v, f"https://example.org/pkg-{v}.tar.gz", "python_full_version >= '3.10'")  # noqa: E731
+    wheel = lambda v: _url("pkg", v, f"https://example.org/pkg-{v}-py3-none-any.whl", "python_full_version < '3.10'")  # noqa: E731
+    changes = diff_locks(_lock(sdist("1.0"), wheel("1.0")), _lock(sdist("1.1"), wheel("1.1")))
+    ((change),) = changes
+    assert (change.kind, change.entries) == ("upgraded", 2)  # each paired with its own kind
+    assert change.old_url.rsplit(".", 1)[-1] == change.new_url.rsplit(".", 1)[-1]
+
+
+def test_url_pairing_leaves_the_megatron_diff_as_it_was() -> None:
+    """No URL source in either real lock: the same rows as pairing by origin alone gave."""
+    old, new = Lock.from_text(megatron("dev", "uv.lock")), Lock.from_text(megatron("main", "uv.lock"))
+    assert summarize(diff_locks(old, new)) == {"upgraded": 134, "removed": 48, "added": 16, "downgraded": 2}

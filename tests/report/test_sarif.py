@@ -74,8 +74,9 @@ def test_output_format_alias_and_paths_relative_to_the_cwd(tmp_path: Path) -> No
     assert result.returncode == 1
     (run,) = json.loads(result.stdout)["runs"]
     (only,) = run["results"]
-    assert only["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "app/pyproject.toml", "uriBaseId": "%SRCROOT%"}
-    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert only["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "app/pyproject.toml", "uriBaseId": "SRCROOT"}
+    assert set(run["originalUriBaseIds"]) == {"SRCROOT"} and "uri" not in run["originalUriBaseIds"]["SRCROOT"]
+    assert str(tmp_path.resolve()) not in result.stdout  # never the absolute checkout path
     out = tmp_path / "out.sarif"
     out.write_text(result.stdout)
     assert validate(out).returncode == 0
@@ -103,3 +104,38 @@ def test_the_validator_does_reject(tmp_path: Path, breakage: str) -> None:
     out = tmp_path / "bad.sarif"
     out.write_text(json.dumps(log))
     assert validate(out).returncode != 0
+
+
+def test_paths_never_absolute_from_outside_the_project(megatron_dev_project: Path, tmp_path: Path) -> None:
+    """Run from a directory the project is not in (and no repository): the project is SRCROOT."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = depsync("check", str(megatron_dev_project), "--format", "sarif", cwd=elsewhere)
+    assert result.returncode == 1
+    assert str(megatron_dev_project.resolve()) not in result.stdout and "file://" not in result.stdout
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(result.stdout)["runs"][0]["results"]}
+    assert uris == {"docker/Dockerfile.ci.dev", "pyproject.toml"}
+
+
+def test_long_messages_are_cut_for_github_with_the_whole_text_kept(tmp_path: Path) -> None:
+    from depsync.core.findings import Finding, Severity
+    from depsync.report.sarif import MESSAGE_LIMIT, shown_message, to_sarif
+
+    words = " ".join(f"word{i}" for i in range(400))  # ~3,000 characters
+    findings = [
+        Finding("pyproject.toml", 3, "lock-stale", Severity.ERROR, words, "run `depsync lock`"),
+        Finding("pyproject.toml", 4, "lock-stale", Severity.ERROR, "first line\nsecond line", "relock"),
+        Finding("pyproject.toml", 5, "lock-stale", Severity.ERROR, "short", "relock"),
+    ]
+    log = json.loads(to_sarif(findings, root=tmp_path, base=tmp_path))
+    long, multi, short = log["runs"][0]["results"]
+    text = long["message"]["text"]
+    assert len(text) <= MESSAGE_LIMIT and text.endswith(" …")
+    assert text[: -len(" …")].split(" ")[-1] in words.split(" ")  # ends at a whole word
+    assert long["properties"]["fullMessage"] == f"{words}. Fix: run `depsync lock`"
+    assert multi["message"]["text"] == "first line …" and multi["properties"]["fullMessage"] == "first line\nsecond line. Fix: relock"
+    assert short["message"]["text"] == "short. Fix: relock" and "properties" not in short
+    assert shown_message("x" * 2000).startswith("x" * 900) and len(shown_message("x" * 2000)) <= MESSAGE_LIMIT
+    out = tmp_path / "long.sarif"
+    out.write_text(json.dumps(log))
+    assert validate(out).returncode == 0

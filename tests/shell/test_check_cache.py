@@ -224,6 +224,7 @@ def test_concurrent_checks_agree_and_leave_whole_entries(project: Path, cache_ho
         ["--lock", "locks/uv.lock", "/abs/path"],
         ["--format", "json", "--format", "human"],
         ["--output-format", "github", "p"],
+        ["--exit-zero", "--strict", "p"],
     ],
 )
 def test_fast_parse_matches_the_cli(argv: list[str]) -> None:
@@ -237,15 +238,15 @@ def test_fast_parse_matches_the_cli(argv: list[str]) -> None:
     options = check_cli.options_from(args)
     parsed = check_request(argv)
     assert parsed is not None
-    request, fmt, project, strict = parsed
+    request, fmt, project, strict, exit_zero = parsed
     assert request == check.request(options)
-    assert (fmt, strict) == (options.output_format, options.strict)
+    assert (fmt, strict, exit_zero) == (options.output_format, options.strict, options.exit_zero)
     assert project == str(options.root) + (f" @ {options.ref}" if options.ref else "")
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["--deep"], ["--debug"], ["--form", "json"], ["-h"], ["a", "b"], ["--format", "xml"], ["--format", "sarif"], ["--build-arg", "A=1"], ["--ref"], ["--no-cache"], ["--fix"], ["--color", "always"], ["-q"]],
+    [["--deep"], ["--debug"], ["--form", "json"], ["-h"], ["a", "b"], ["--format", "xml"], ["--format", "sarif"], ["--build-arg", "A=1"], ["--ref"], ["--no-cache"], ["--fix"], ["--color", "always"], ["-q"], ["--select", "lock-stale"], ["--ignore=lock-stale"]],
 )
 def test_fast_parse_leaves_the_rest_to_the_cli(argv: list[str]) -> None:
     assert check_request(argv) is None

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from depsync.core import limits
 from depsync.core.model.shell import ExpansionBudget, expand_bounded
+from depsync.core.suppression import Suppression, dockerfile_suppressions
 from depsync.core.model.uv_commands import (
     _SHELLS,
     Arg,
@@ -48,6 +49,8 @@ class Dockerfile:
     uv_pins: tuple[UvPin, ...]
     from_images: tuple[tuple[str, int], ...]  # (image after expansion, line)
     args: dict[str, str]  # ARG/ENV defaults of the last stage, after build args
+    # `# depsync: ignore[...]` comments, placed by the instruction spans and shell lines (core/suppression.py)
+    suppressions: tuple[Suppression, ...] = ()
 
     @classmethod
     def from_text(cls, text: str, path: str = "Dockerfile", build_args: dict[str, str] | None = None) -> Dockerfile:
@@ -194,6 +197,27 @@ def _run_program(ins, source_lines: list[str], escape: str) -> _Script | _Exec |
     return _Script(head, head_line, bodies)
 
 
+def _script_lines(ins, program: _Script) -> tuple[set[int], set[int]]:  # type: ignore[no-untyped-def]
+    """(lines of a shell RUN on which a trailing ` # ...` is a comment for the shell, lines of
+    its heredoc scripts). The first: the last line of a shell-form RUN (the lines before it end
+    in the escape), and the lines of a heredoc the shell runs (`RUN <<EOF`, `RUN bash -ex
+    <<EOF`) that do not continue."""
+    if not ins.heredocs:
+        return {ins.end_line}, set()
+    bodies = [(program.text, program.first_line)] if program.bodies is None else program.bodies
+    head = program.text.split(None, 1)[0].rsplit("/", 1)[-1] if program.bodies is not None and program.text.strip() else ""
+    if program.bodies is not None and head not in _SHELLS:
+        return set(), set()  # `cat <<EOF > file`: the body is data, not a script
+    comment_lines: set[int] = set()
+    body_lines: set[int] = set()
+    for content, first in bodies:
+        for offset, text in enumerate(content.split("\n")):
+            body_lines.add(first + offset)
+            if not text.rstrip().endswith("\\"):
+                comment_lines.add(first + offset)
+    return comment_lines, body_lines
+
+
 class _Stage:
     # plain classes for what never leaves this module: a dataclass costs ~1 ms at import
     def __init__(self, name: str, variables: dict[str, str | None], env: dict[str, str | None], posix_shell: bool = True) -> None:
@@ -225,6 +249,9 @@ class _Builder:
         self.oversized: dict[str, bool] = {}  # see _assign
         self.commands: list[UvCommand] = []
         self.pins: list[UvPin] = []
+        self.spans: list[tuple[int, int]] = []  # (first, last) line of each instruction
+        self.shell_lines: set[int] = set()  # lines where a trailing `#` starts a shell comment
+        self.script_lines: set[int] = set()  # lines of heredoc scripts (a comment line there is the shell's)
 
     def build(self, instructions) -> Dockerfile:  # type: ignore[no-untyped-def]
         global_args: dict[str, str | None] = {}
@@ -232,6 +259,7 @@ class _Builder:
         stage: _Stage | None = None
         images: list[tuple[str, int]] = []
         for ins in instructions:
+            self.spans.append((ins.start_line, ins.end_line))
             if ins.cmd == "FROM":
                 words = list(ins.value)
                 if not words:
@@ -260,7 +288,8 @@ class _Builder:
                 self.run(ins, stage, onbuild)
         last = stage.variables if stage else {}
         args = {k: v for k, v in {**global_args, **last}.items() if v is not None}
-        return Dockerfile(self.path, tuple(self.commands), tuple(self.pins), tuple(images), args)
+        suppressions = dockerfile_suppressions(self.lines, self.path, self.spans, self.shell_lines, self.script_lines) if "depsync:" in "".join(self.lines) else []
+        return Dockerfile(self.path, tuple(self.commands), tuple(self.pins), tuple(images), args, tuple(suppressions))
 
     def declare(self, ins, global_args: dict[str, str | None], stage: _Stage | None) -> None:  # type: ignore[no-untyped-def]
         scope = global_args if stage is None else stage.variables
@@ -284,6 +313,10 @@ class _Builder:
         program = _run_program(ins, self.lines, self.escape)
         if program is None or (isinstance(program, _Script) and not stage.posix_shell):
             return
+        if isinstance(program, _Script):
+            comment_lines, body_lines = _script_lines(ins, program)
+            self.shell_lines.update(comment_lines)
+            self.script_lines.update(body_lines)
         # ONBUILD runs in the child's build: only ENV reaches it, ARGs do not
         base = stage.env if onbuild else stage.variables
         env = {k: v for k, v in base.items() if k.startswith("UV_")}

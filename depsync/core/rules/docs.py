@@ -229,6 +229,16 @@ DOCS: dict[str, RuleDoc] = {
         example="depsync check --deep",
         fix="Run `depsync lock` and commit uv.lock.",
     ),
+    "unused-suppression": RuleDoc(
+        why="A `# depsync: ignore[rule-id]` comment silences one finding (see docs/configuration.md, \"Suppressing one finding\"). "
+        "When the finding goes away (the problem was fixed, the line moved) the comment stays behind and would silence the next, "
+        "real problem on that line; an id that names no rule silences nothing at all. In a Dockerfile a comment only counts where "
+        "it is a comment: Docker has no trailing comments after `ARG`, `FROM` or an exec-form `RUN` (the text becomes part of the "
+        "instruction), and inside a heredoc script's `\\` continuation a comment line ends the shell command.",
+        example="ARG UV_VERSION=0.7.2  # depsync: ignore[uv-version-mismatch]\n# or: a comment for a rule that reports nothing on the next line\n"
+        "# depsync: ignore[docker-not-locked]\nRUN uv sync --locked",
+        fix="Remove the comment (or the id from it). A misplaced one goes alone on the line above the instruction.",
+    ),
 }
 
 

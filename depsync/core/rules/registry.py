@@ -56,6 +56,7 @@ RULES: dict[str, Rule] = {
         Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
         Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),
         Rule("merge-inconsistent", _E, "reconcile: the merged pyproject contradicts itself (a source's index removed, a wheel URL outside its `==` pin, a default or included group gone)"),
+        Rule("unused-suppression", _W, "a `# depsync: ignore[rule-id]` comment suppresses nothing (no such finding there, an unknown id, or a place Docker does not read as a comment)"),
     )
 }
 

@@ -1,4 +1,4 @@
-"""Run every rule family over the inputs, then apply the configured severities."""
+"""Run every rule family over the inputs, apply the inline suppressions, then the configured severities."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from depsync.core.config import Config
 from depsync.core.findings import Finding
 from depsync.core.rules.inputs import CheckInputs, RuleFamily
+from depsync.core.suppression import Suppressed
 
 
 def families() -> list[RuleFamily]:
@@ -26,10 +27,26 @@ def families() -> list[RuleFamily]:
 
 def run_rules(inputs: CheckInputs) -> list[Finding]:
     """All findings, with per-rule severity overrides applied, sorted by file and line."""
+    return check(inputs)[0]
+
+
+def check(inputs: CheckInputs) -> tuple[list[Finding], list[Suppressed]]:
+    """(findings, the ones `# depsync: ignore[...]` comments silenced). Suppressions apply before
+    the severities: a comment for a rule configured `off` still counts as used."""
+    from depsync.core.rules.registry import RULES
+    from depsync.core.suppression import apply, toml_suppressions
+
     findings: list[Finding] = []
     for family in families():
         findings.extend(family(inputs))
-    return apply_severity(findings, inputs.config)
+    suppressions = [s for d in inputs.dockerfiles for s in d.suppressions]
+    text = inputs.pyproject.text
+    if "depsync:" in text:
+        suppressions += toml_suppressions(text, inputs.config.pyproject)
+    if not suppressions:
+        return apply_severity(findings, inputs.config), []
+    kept, suppressed, unused = apply(findings, suppressions, RULES)
+    return apply_severity(kept + unused, inputs.config), sorted(suppressed, key=lambda s: (s.finding.file, s.finding.line, s.finding.rule))
 
 
 def apply_severity(findings: Iterable[Finding], config: Config) -> list[Finding]:
