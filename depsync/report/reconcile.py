@@ -240,11 +240,17 @@ def _lock_section(result: Reconciliation, compact: bool) -> list[str]:
 def _check_section(result: Reconciliation, compact: bool) -> list[str]:
     if not result.checked:
         return []
-    shown = result.findings[:20] if compact else result.findings
+    findings = result.findings
     lines = ["### depsync check", ""]
-    lines += [f"- {f.severity} `{f.rule}` {_cell(f.file)}:{f.line}: {_cell(f.message)}" for f in shown] or ["- clean"]
-    if len(shown) < len(result.findings):
-        lines.append(f"- ... and {len(result.findings) - len(shown)} more (run `depsync check`)")
+    stale = [f for f in findings if f.rule == "lock-stale"]
+    if result.lock.state == "not-relocked" and stale:
+        # expected: the lock is dev's until the relock; one line, not a bullet per entry
+        lines.append(f"- `lock-stale` ({len(stale)}): expected with --no-lock, uv.lock is dev's until `depsync lock` relocks it")
+        findings = [f for f in findings if f.rule != "lock-stale"]
+    shown = findings[:20] if compact else findings
+    lines += [f"- {f.severity} `{f.rule}` {_cell(f.file)}:{f.line}: {_cell(f.message)}" for f in shown] or ([] if stale and result.lock.state == "not-relocked" else ["- clean"])
+    if len(shown) < len(findings):
+        lines.append(f"- ... and {len(findings) - len(shown)} more (run `depsync check`)")
     return lines
 
 
@@ -271,7 +277,8 @@ def next_steps(result: Reconciliation) -> list[str]:
             "(the entry's table) and relock with `depsync lock`; for a conflict (both changed it) `depsync guard` accepts main's "
             "value only once dev says so: land `prefer = { NAME = \"main\" }` in dev's `[tool.depsync]` first, then rerun the sync."
         )
-    if any(str(f.severity) == "error" for f in result.findings):
+    expected = ("lock-stale",) if result.lock.state == "not-relocked" else ()  # the relock step above fixes those
+    if any(str(f.severity) == "error" and f.rule not in expected for f in result.findings):
         steps.append("Fix the `depsync check` errors above (`depsync check` shows each with its fix).")
     squash = squashed_report.next_step(result.squashed, result.merging)
     if squash:
