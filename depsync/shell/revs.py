@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from depsync.core.redact import redact
-from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
+from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs, url_order
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
 from depsync.shell import cache, process
 
@@ -221,6 +221,9 @@ class SourceRepos:
 
     def order(self, dev: Any, main: Any) -> RevOrder:
         """The order of main's value against dev's (list-shaped sources pair by pair)."""
+        by_file = url_order(dev, main)
+        if by_file is not None:
+            return by_file
         pairs = rev_pairs(dev, main)
         if isinstance(pairs, str):
             return RevOrder("unknown", pairs)

@@ -307,3 +307,19 @@ def test_megatron_snapshot_matches_design() -> None:
     moved = {d.name: d for d in merge_sources(sources("base"), sources("dev"), sources("main"), evidence=online)}["nemo-run"]
     assert moved.result["rev"].startswith("e3935393") and not moved.needs_review
     assert describe(moved.result) == "git Run@e3935393a290"
+
+
+def test_url_sources_are_ordered_by_their_file_names_versions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A wheel URL 0.1.26 -> 0.2.0 is an order: no repository to ask, and none needed."""
+    from depsync.core.sync.sources import url_order
+    from depsync.shell.revs import orders_for
+
+    base = "https://github.com/x/flash-attention/releases/download/v{v}/flash_attn-{v}+cu12torch2.8-cp311-cp311-linux_x86_64.whl"
+    dev, main = {"url": base.format(v="2.8.1")}, {"url": base.format(v="2.8.3")}
+    assert url_order(dev, main).order == "main-newer" and "2.8.1+cu12torch2.8 -> 2.8.3+cu12torch2.8" in url_order(dev, main).detail
+    assert url_order(main, dev).order == "dev-newer" and url_order(dev, dev).order == "same"
+    assert url_order(dev, {"url": "https://x/other-1.0.tar.gz"}) is None  # another package: no order
+    assert url_order(dev, {"git": "https://x/flash-attention.git", "rev": "a" * 40}) is None
+    both = [{"url": base.format(v="2.8.1"), "marker": "sys_platform == 'linux'"}], [{"url": base.format(v="2.8.3"), "marker": "sys_platform == 'linux'"}]
+    assert url_order(*both).order == "main-newer"
+    assert orders_for({"flash-attn": (dev, main)}, fetch=False, cache=tmp_path)["flash-attn"].order == "main-newer"
