@@ -221,12 +221,12 @@ def _work_tree_paths(root: Path, bounds: Bounds) -> list[str]:
 
 
 def _work_tree_files(root: Path, bounds: Bounds, first: Iterable[str] = (), last: Iterable[str] = ()) -> Iterator[tuple[str, bytes]]:
-    """The work tree's Python files: `first` (dev's changes), the rest, `last` (main's changes)."""
-    first = [p for p in first if not any(_skipped_dir(part) for part in p.split("/")[:-1])]
+    """The work tree's Python files: `first` (dev's changes), the rest, `last` (main's changes).
+    Only files the walk listed are read (git's names only order them): none behind a symlink."""
     for relative in _ordered(_work_tree_paths(root, bounds), first, last):
         path = os.path.join(root, relative)
-        if any(os.path.islink(os.path.join(root, *relative.split("/")[: i + 1])) for i in range(relative.count("/") + 1)):
-            continue  # a listed path from git may run through a symlink the walk would not follow
+        if os.path.islink(path):
+            continue
         try:
             size = os.stat(path).st_size
             if not bounds.take(size):

@@ -6,13 +6,13 @@ checkout's real path, the uid, this machine and the repository's identity (a dig
 origin URL, else of its root commit; labels below), and its name is derived from the path and
 that identity. CI that checks every repository out at one fixed path on a shared engine gives
 each repository its own volume; and a volume under the derived name is used only when its
-labels are exactly this checkout's: any other (made beforehand by someone else, or by an older
-depsync that named volumes by path only) is replaced by a fresh one, with a note. The engine may be remote or
-shared by several machines (DOCKER_HOST), and a path means something only on the machine that
-made it: a run judges only its own machine's and uid's volumes, and removes one only when its
-name is the one depsync derives from those labels and the path is no longer a directory there.
-A volume without these labels (an older depsync's, one named with --cache-volume, anyone
-else's) is never removed. Pruning is housekeeping: a refusal or any error leaves the volumes
+labels are this checkout's: any other (made beforehand, by anyone) is replaced by a fresh one,
+with a note. The engine may be remote or shared by several machines (DOCKER_HOST), and a path
+means something only on the machine that made it: a run judges only its own machine's and
+uid's volumes, and removes one only when its name is the one depsync derives from those labels
+(or, for the volumes of the depsync before the repository label, from the path alone) and the
+path is no longer a directory there. A volume without these labels (a much older depsync's,
+one named with --cache-volume, anyone else's) is never removed. Pruning is housekeeping: a refusal or any error leaves the volumes
 as they are and the lock goes on, and one run removes at most PRUNE_LIMIT of them.
 """
 
@@ -166,8 +166,9 @@ def owner_labels(real_path: str, uid: int, host: str, repo: str) -> dict[str, st
 
 
 def is_owned(labels: object, wanted: Mapping[str, str]) -> bool:
-    """A volume's labels (as the engine gives them) are exactly the owner labels wanted."""
-    return isinstance(labels, Mapping) and dict(labels) == dict(wanted)
+    """A volume's labels (as the engine gives them) carry every owner label wanted, with its
+    value (an engine may add labels of its own)."""
+    return isinstance(labels, Mapping) and all(labels.get(key) == value for key, value in wanted.items())
 
 
 def stale_volumes(
@@ -219,7 +220,7 @@ def create_cache_volume(engine: EngineAPI, volume: str, owner: Mapping[str, str]
 
     owner None: the operator named the volume (`--cache-volume`): used as it is, made with the
     role label only. Otherwise it is the project's own, and `owner` its labels: an existing
-    volume under that name is used only when its labels are exactly those; any other is
+    volume under that name is used only when it carries those labels; any other is
     removed and made afresh (one that is in use is refused: exit 2, uv.lock unchanged)."""
     path = f"/volumes/{quote_segment(volume)}"
     try:
