@@ -10,8 +10,9 @@ symlink entries. What was scanned is said in the evidence.
 main controls most of the merged tree, so the order and the bounds are chosen against it: dev's
 own code (the files changed on dev since the merge-base) first, then the files neither side
 changed, main's changes last, so files main adds cannot use up the bounds before the code that
-may still need what main removes; and a bound that is reached (or a file too large to read) is
-said in the evidence ("evidence incomplete"), which flags each decision it could have changed.
+may still need what main removes; and a bound that is reached, a file too large to read or one
+naming the package that does not parse (conflict markers) is said in the evidence ("evidence
+incomplete"), which flags each decision it could have changed.
 Only the first MAX_PLACES occurrences of a package are kept: a file of a million imports costs
 its parse, not memory per import.
 
@@ -241,13 +242,15 @@ def _work_tree_files(root: Path, bounds: Bounds, first: Iterable[str] = (), last
 
 def _git_tree_files(root: Path, commit: str, bounds: Bounds, first_from: str | None = None, first: Iterable[str] = (), last: Iterable[str] = ()) -> Iterator[tuple[str, bytes]]:
     """commit's Python files, after `first` as first_from has them (dev's changes as dev has
-    them: the merged code holds those, not main's version); main's own changes last."""
+    them: the merged code holds those, not main's version); main's own changes last (a file
+    both changed is read in both versions)."""
     early = list(first)
     if first_from is not None and early:
         yield from _tree_blobs(root, first_from, bounds, early, ())
         if bounds.stopped:
             return
-    yield from _tree_blobs(root, commit, bounds, (), [*early, *last], skip=set(early))
+    # a file only dev changed is in the merged code as dev has it; one both changed, main's too (last)
+    yield from _tree_blobs(root, commit, bounds, (), last, skip=set(early) - set(last))
 
 
 def _tree_blobs(root: Path, commit: str, bounds: Bounds, only: Iterable[str], last: Iterable[str], skip: set[str] | None = None) -> Iterator[tuple[str, bytes]]:
@@ -327,6 +330,7 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
         return {}, "nothing to look for"
     needle = re.compile(rb"\b(?:" + b"|".join(re.escape(m.encode()) for m in sorted(by_module)) + rb")\b")
     places: dict[str, dict[bool, list[str]]] = {p: {False: [], True: []} for p in modules}
+    unreadable: dict[str, int] = {}
     count = 0
     for path, data in files:
         count += 1
@@ -343,13 +347,18 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
                     if len(kept) < MAX_PLACES:
                         kept.append(f"{path}:{line}")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue  # not Python depsync can read (or nested past the interpreter's limit): no more evidence from it
+            # not Python depsync can read (conflict markers, a newer syntax, nested past the
+            # interpreter's limit): what it imports is unknown, so each package it names says so
+            for module in {m.decode() for m in needle.findall(data)}:
+                for package in by_module.get(module, ()):
+                    unreadable[package] = unreadable.get(package, 0) + 1
     scope = f"{count} Python files scanned"
     uses = {}
     for package, found in places.items():
         strength = "import" if found[False] else "guarded" if found[True] else "none"
         where = tuple((found[False] or found[True])[:MAX_PLACES])
-        uses[package] = Use(strength, where, modules[package], scope)
+        missing = f"{unreadable[package]} file(s) naming {', '.join(modules[package])} could not be parsed" if package in unreadable else ""
+        uses[package] = Use(strength, where, modules[package], scope, missing)
     return uses, scope
 
 
@@ -375,7 +384,7 @@ def merged_code_uses(root: Path, packages: Iterable[str], main_commit: str, merg
     uses, scope = scan_uses(files, modules)
     where = "the work tree (merged)" if merged_in_work_tree else f"main's commit {main_commit[:10]}" + (" and dev's changes" if dev_changes else "")
     incomplete = bounds.incomplete
-    return {p: Use(u.strength, u.where, u.modules, f"{scope} in {where}", incomplete) for p, u in uses.items()}
+    return {p: Use(u.strength, u.where, u.modules, f"{scope} in {where}", "; ".join(filter(None, (incomplete, u.incomplete)))) for p, u in uses.items()}
 
 
 def _merge_base(root: Path, dev_commit: str, main_commit: str) -> str | None:

@@ -39,7 +39,7 @@ def history(root: Path, base: dict[str, str], dev: dict[str, str], main: dict[st
     git(root, "add", "-A")
     git(root, "commit", "-qm", "dev", "--allow-empty")
     dev_commit, main_commit = git(root, "rev-parse", "dev").strip(), git(root, "rev-parse", "main").strip()
-    git(root, "merge", "-q", "--no-commit", "--no-ff", "main")
+    subprocess.run(["git", "-C", str(root), "merge", "-q", "--no-commit", "--no-ff", "main"], capture_output=True)  # conflicts may stay
     return dev_commit, main_commit
 
 
@@ -149,3 +149,16 @@ def test_a_symlinked_path_dev_changed_is_not_followed(tmp_path: Path) -> None:
     subprocess.run(["rm", "-rf", str(root / "lib")], check=True)
     (root / "lib").symlink_to(outside)  # the work tree now differs from dev's commit: lib/x.py is outside
     assert merged_code_uses(root, ["secretpkg"], main, True, dev)["secretpkg"].strength == "none"
+
+
+def test_a_file_that_does_not_parse_makes_the_evidence_of_what_it_names_incomplete(tmp_path: Path) -> None:
+    """main changes the file dev's import of six is in, the merge leaves it with conflict
+    markers: what it imports is unknown, and the removal of six is flagged, not taken silently."""
+    dev, main = history(tmp_path / "repo", {"pyproject.toml": WITH_SIX, "lib/old.py": "X = 0\n"},
+                        {"lib/old.py": "import six\nX = 1\n"}, {"pyproject.toml": WITHOUT_SIX, "lib/old.py": "X = 2\n"})
+    root = tmp_path / "repo"
+    assert "<<<<<<<" in (root / "lib" / "old.py").read_text()  # the merge left its markers
+    uses = merged_code_uses(root, ["six", "numpy"], main, True, dev)
+    assert uses["six"].strength == "none" and uses["six"].incomplete == "1 file(s) naming six could not be parsed"
+    assert uses["numpy"].incomplete == ""  # a file that does not name it says nothing about it
+    assert removal_of_six(uses["six"])[3]
