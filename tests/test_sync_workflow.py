@@ -308,7 +308,7 @@ def test_code_conflicts_open_a_draft_and_the_next_run_updates_it(small_repo: Pat
     assert "<<<<<<<" in show(github.remote, BRANCH, "app.py") and show(github.remote, BRANCH, "lib.py") == "VALUE = 1\n"
     assert "<<<<<<<" not in show(github.remote, BRANCH, "uv.lock")
     message = subprocess.run(["git", "-C", str(github.remote), "log", "-1", "--format=%B", BRANCH], capture_output=True, text=True, check=True).stdout
-    assert "Committed with conflict markers, for the resolver (1):\n\tapp.py" in message
+    assert "Committed with conflict markers, for the resolver (1):\n\t\"app.py\"" in message
     (pr,) = github.state["prs"]
     assert pr["draft"] and pr["labels"] == ["needs-review"] and github.state["labels"] == ["needs-review"]  # the label was created first
     assert "1 code file still conflicted" in pr["body"] and "`app.py`" in pr["body"]
@@ -508,3 +508,46 @@ def test_a_forks_pr_of_the_same_branch_name_is_not_ours_and_drafts_can_be_off(sm
     assert theirs == fork and github.calls("pr edit") == []
     assert ours["number"] == 2 and not ours["draft"] and ours["labels"] == ["needs-review"]
     assert "A draft with conflict markers" in ours["body"]  # the resolver's instructions still come with it
+
+
+HOSTILE_NAMES = [
+    "ci [skip ci]/app.py",  # a directory whose name would switch CI off for the sync commit
+    "[CI SKIP] ***NO_CI*** [skip actions].py",
+    "x\nCo-authored-by: Mallory <mallory@example.invalid>\n.py",  # a name with newlines: trailers
+    "::error::pwned.py",  # printed raw by git: a workflow command
+    "  ::stop-commands::tok.py",
+    "a ##[stop-commands]tok b.py",  # the older form, read anywhere in a line
+    ":(glob)*",  # a pathspec, were it read as one
+]
+
+
+def test_hostile_conflicted_path_names_stay_inert(small_repo: Path, github: GitHub, material: LocalMaterial, requirement: str, tmp_path: Path) -> None:
+    """main and dev both add files whose names are written to act on the sinks they reach: the
+    sync commit's message has their count and a quoted list with no skip marker, no second line
+    from a name and no trailer, and the job log shows no workflow command."""
+    repo = small_repo
+    commit_files(repo, "dev", {name: "dev\n" for name in HOSTILE_NAMES}, "dev: files")
+    commit_files(repo, "main", {name: "main\n" for name in HOSTILE_NAMES}, "main: files")
+    publish(repo, "dev", "main")
+    runner = make_runner(tmp_path, "night-1", github, material)
+    ok, outputs = run_sync(runner, requirement)
+    assert ok, runner.describe()
+    assert outputs["conflicted"] == str(len(HOSTILE_NAMES))
+    head = remote_head(github.remote, BRANCH)
+    assert head is not None
+    message = subprocess.run(["git", "-C", str(github.remote), "log", "-1", "--format=%B", head], capture_output=True, text=True, check=True).stdout
+    lowered = message.lower()
+    assert not any(marker in lowered for marker in ("[skip ci]", "[ci skip]", "[skip actions]", "***no_ci***")), message
+    assert f"Committed with conflict markers, for the resolver ({len(HOSTILE_NAMES)}):" in message
+    listed = message.rstrip("\n").split("):\n", 1)[1].splitlines()
+    assert len(listed) == len(HOSTILE_NAMES) and all(line.startswith('\t"') and line.endswith('"') for line in listed), message
+    assert '\t"ci \\[skip ci\\]/app.py"' in listed and '\t"x\\nCo-authored-by: Mallory <mallory@example.invalid>\\n.py"' in listed
+    trailers = subprocess.run(["git", "interpret-trailers", "--parse"], input=message, capture_output=True, text=True, check=True).stdout
+    assert trailers == "" and not any(line.lower().startswith("co-authored-by") for line in message.splitlines())
+    # the files are committed as they are, with their markers: each name is that file, none a pattern
+    files = subprocess.run(["git", "-C", str(github.remote), "ls-tree", "-r", "-z", "--name-only", head], capture_output=True, text=True, check=True).stdout.split("\0")
+    assert set(HOSTILE_NAMES) <= set(files)
+    for step in runner.log:  # the job log: no line the runner reads as a workflow command
+        for line in (step.stdout + step.stderr).splitlines():
+            assert not line.lstrip().startswith("::") and "##[" not in line, (step.name, line)
+    assert "pwned.py" in runner.step("merge main").stdout  # shown, inert

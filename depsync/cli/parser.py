@@ -121,9 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     (one sink for tables, summaries, logs and errors), and signals follow depsync.shell.signals."""
     from depsync.core.redact import RedactingStream
     from depsync.report import ui
+    from depsync.report.markdown import without_legacy_commands
 
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (RedactingStream(_ClosedPipeGuard(s)) for s in streams)  # type: ignore[arg-type]
+    # everything depsync prints may be a CI log: no `##[command]` from a repository's text
+    # reaches one (depsync never writes that form; its own `::error` annotations are built inert)
+    sys.stdout, sys.stderr = (RedactingStream(_ClosedPipeGuard(s), inert=without_legacy_commands) for s in streams)  # type: ignore[arg-type]
     previous: dict[int, Any] = {}
     saved_env = {name: os.environ.get(name) for name in ("NO_COLOR", "FORCE_COLOR")}
     try:

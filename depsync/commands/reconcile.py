@@ -186,7 +186,7 @@ def gather_surface_evidence(root: Path, config: Config, data: dict[str, dict[str
     keys = [(d.table, d.name) for d in cases if d.case in _HISTORY_CASES and d.name not in policy.owned_by_dev and d.name not in policy.prefer]
     ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, keys, parse=surface_of_text)
     packages = {d.name for d in cases if d.kind == "requirement" and d.case in _HISTORY_CASES and not d.name.startswith(("?", "include-group:"))}
-    uses = merged_code_uses(root, packages, main_commit, merged_in_work_tree)
+    uses = merged_code_uses(root, packages, main_commit, merged_in_work_tree, dev_commit)
     return SurfaceEvidence(uses, ownership, removed, gathered=True)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 MASK = "***"
@@ -151,11 +151,13 @@ class RedactingStream:
     (isatty, fileno, encoding, errors...) is the wrapped stream's, except `buffer`: bytes
     written there would skip redaction. Exceptions from the wrapped stream (BrokenPipeError)
     propagate as they are. close() does not close the wrapped stream: it belongs to the
-    caller (usually sys.stdout)."""
+    caller (usually sys.stdout). `inert`, when given, is applied to every redacted piece too
+    (whole lines but for the rest that flush() passes on): the CLI makes workflow commands inert with it."""
 
-    def __init__(self, stream: TextIO, extra: list[str] | None = None) -> None:
+    def __init__(self, stream: TextIO, extra: list[str] | None = None, inert: Callable[[str], str] | None = None) -> None:
         self._stream = stream
         self._extra = list(extra or [])
+        self._inert = inert or (lambda text: text)
         self._pending: list[str] = []
         self._closed = False
         # rich's live display writes from its own thread; a signal handler may print mid-write
@@ -173,7 +175,7 @@ class RedactingStream:
                 return len(text)
             lines = "".join([*self._pending, text[:cut]])
             self._pending = [text[cut:]] if cut < len(text) else []
-            self._stream.write(redact(lines, self._extra))
+            self._stream.write(self._inert(redact(lines, self._extra)))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -184,7 +186,7 @@ class RedactingStream:
         with self._lock:
             rest, self._pending = "".join(self._pending), []  # dropped even if the write fails
             if rest:
-                self._stream.write(redact(rest, self._extra))
+                self._stream.write(self._inert(redact(rest, self._extra)))
 
     def flush(self) -> None:
         if self._closed:

@@ -12,7 +12,7 @@ from typing import TextIO
 from depsync import __version__
 from depsync.core.findings import Finding, Severity
 from depsync.core.redact import redact, redacted_json
-from depsync.report.markdown import clean
+from depsync.report.markdown import clean, log_line
 
 SCHEMA = "depsync.check/2"  # 2: the summary counts `info` (1 said `infos`), the severity's one name
 
@@ -144,15 +144,9 @@ def to_github(findings: Sequence[Finding], *, prefix: str = "") -> str:
     lines.append("::group::depsync: every finding")
     for f in findings:
         where = f"{prefix}{f.file}:{f.line}" if f.line else prefix + f.file
-        lines.append(_escape_log(clean(redact(f"{where} {f.severity} {f.rule} {f.message}. Fix: {f.fix}"))))
+        lines.append(log_line(clean(redact(f"{where} {f.severity} {f.rule} {f.message}. Fix: {f.fix}"))))
     lines.append("::endgroup::")
     return "\n".join(lines)
-
-
-def _escape_log(text: str) -> str:
-    """One log line that GitHub never reads as a workflow command."""
-    line = " ".join(text.splitlines())
-    return " " + line if line.startswith("::") else line
 
 
 def _lines(findings: Sequence[Finding]) -> list[tuple[str, str, Finding]]:

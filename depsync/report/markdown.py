@@ -10,6 +10,8 @@ messages. Each sink gets its own escape, never raw text:
 - `code`: a code span: inert by construction (no HTML, no mention, no link), fenced with
   more backticks than the value has in a row; `|` escaped so a table keeps its columns.
 - `link`: a link target, only from a closed character set (no `(`, `)`, `<`, spaces).
+
+And for a CI log, which is no Markdown but is read for workflow commands: `log_line`, `log_text`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,26 @@ _WORD_JOINER = "\u2060"  # invisible; keeps `@team` from being read as a mention
 def clean(value: object) -> str:
     """One line without control characters: for any text sink (a log line, a cell)."""
     return " ".join(_CONTROL.sub("", str(value)).split())
+
+
+def log_line(value: object) -> str:
+    """One line of a CI log that GitHub never reads as a workflow command: no control character,
+    no `::` first (the runner reads one after any leading whitespace, so a space before it is no
+    escape) and no `##[` anywhere (the older form, read mid-line: `##[stop-commands]` would switch
+    the step's commands off). Both are broken by a space: `: :error::`, `## [error]`."""
+    line = without_legacy_commands(" ".join(_CONTROL.sub("", str(value)).splitlines()))
+    start = len(line) - len(line.lstrip())
+    return line[:start] + ": :" + line[start + 2:] if line.startswith("::", start) else line
+
+
+def without_legacy_commands(text: str) -> str:
+    """text with no `##[` (GitHub's older workflow commands, read anywhere in a line)."""
+    return text.replace("##[", "## [")
+
+
+def log_text(text: str) -> str:
+    """Text (a git log, a tool's output) for a CI log, each of its lines made a log_line."""
+    return "".join(log_line(line) + "\n" for line in text.splitlines())
 
 
 def text(value: object) -> str:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from depsync.core.redact import redact
-from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs, url_order
+from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
+from depsync.core.sync.url_order import url_order
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
 from depsync.shell import cache, process
 

@@ -1,14 +1,26 @@
 """Evidence for the surface merge (shell): does the merged code import a package, and under which module names.
 
 The code scanned is the merged tree: the work tree while a merge is in progress (or once
-main is merged into HEAD), else main's commit read from git (the code main brings). The
-scan is bounded (files, bytes per file, bytes in all) and confined: the work tree walk never
-follows a symlink, stays out of hidden, virtualenv and cache directories, and reads only
-`*.py` files; a git tree skips symlink entries. What was scanned is said in the evidence.
+main is merged into HEAD), else main's commit read from git (the code main brings), after
+the files dev changed since the merge-base as dev has them. The scan is bounded (files, bytes
+per file, bytes in all) and confined: the work tree walk never follows a symlink, stays out of
+hidden, virtualenv and cache directories, and reads only `*.py` files; a git tree skips
+symlink entries. What was scanned is said in the evidence.
+
+main controls most of the merged tree, so the order and the bounds are chosen against it: dev's
+own code (the files changed on dev since the merge-base) first, then the files neither side
+changed, main's changes last, so files main adds cannot use up the bounds before the code that
+may still need what main removes; and a bound that is reached, a file too large to read or one
+naming the package that does not parse (conflict markers) is said in the evidence ("evidence
+incomplete"), which flags each decision it could have changed.
+Only the first MAX_PLACES occurrences of a package are kept: a file of a million imports costs
+its parse, not memory per import.
 
 Module names of a distribution: its `top_level.txt` or RECORD in a dist-info depsync can
-read (the project's own `.venv`, then the wheels unpacked in uv's cache; reached without
-symlinks), else the normalized name (`torch-memory-saver` -> `torch_memory_saver`). An import inside a
+read (the project's own `.venv` when git tracks nothing in it, so never one the merge wrote
+there, then the wheels unpacked in uv's cache; reached without symlinks), else the normalized
+name (`torch-memory-saver` -> `torch_memory_saver`). A dist-info committed to the repository
+would let main say that a typosquat it adds is imported as a module the code uses. An import inside a
 `try:` whose handler catches ImportError (or ModuleNotFoundError, Exception, bare) is
 "guarded": the code runs without the package, so it is weaker evidence.
 """
@@ -21,25 +33,42 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from depsync.core.sync.surface import Use
+from depsync.errors import DepsyncError
 from depsync.shell import git
 
 MAX_FILES = 50_000  # Megatron-LM has ~2,000 Python files
 MAX_FILE_BYTES = 2 * 1024 * 1024  # generated code past this is not what imports a dependency
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
-MAX_PLACES = 3  # file:line shown per package
+MAX_PLACES = 3  # file:line shown per package, and all that is kept of its occurrences
+MAX_LISTED = 4 * MAX_FILES  # work-tree entries (files and directories) looked at before reading
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "build", "dist"}
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
-def _dist_info_dirs(root: Path) -> Iterator[Path]:
-    """dist-info directories of the project's own .venv, reached without following symlinks."""
+def _tracked(root: Path, path: str, *commits: str) -> bool:
+    """git tracks something at path (relative to root): in the index (the merge's result and its
+    conflicts included) or in one of the commits. Unknown (git fails) counts as tracked."""
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", path], capture_output=True, check=False)
+    if listed.returncode != 0 or listed.stdout:
+        return True
+    for commit in commits:
+        tree = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", "--end-of-options", commit, "--", path], capture_output=True, check=False)
+        if tree.returncode != 0 or tree.stdout:
+            return True
+    return False
+
+
+def _dist_info_dirs(root: Path, commits: tuple[str, ...] = ()) -> Iterator[Path]:
+    """dist-info directories of the project's own .venv, reached without following symlinks;
+    none when git tracks anything in .venv (the merged tree, or the commits, would be speaking)."""
     venv = root / ".venv"
-    if venv.is_symlink() or not venv.is_dir():
+    if venv.is_symlink() or not venv.is_dir() or _tracked(root, ".venv", *commits):
         return
     lib = venv / "lib"
     if lib.is_symlink() or not lib.is_dir():
@@ -99,12 +128,13 @@ def _top_levels(dist_info: Path) -> set[str]:
     return set()
 
 
-def module_names(root: Path, packages: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Top-level module names per canonical package: from a readable dist-info, else from the name."""
+def module_names(root: Path, packages: Iterable[str], commits: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """Top-level module names per canonical package: from a readable dist-info that is not in
+    the repository (commits: those whose trees must not have `.venv` either), else from the name."""
     wanted = {canonicalize_name(p) for p in packages}
     found: dict[str, set[str]] = {}
     if wanted:
-        for dist_info in itertools.chain(_dist_info_dirs(root), _uv_cache_dist_infos()):
+        for dist_info in itertools.chain(_dist_info_dirs(root, commits), _uv_cache_dist_infos()):
             project = canonicalize_name(dist_info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
             if project in wanted and project not in found:
                 modules = _top_levels(dist_info)
@@ -116,49 +146,139 @@ def module_names(root: Path, packages: Iterable[str]) -> dict[str, tuple[str, ..
 # -- the files ---------------------------------------------------------------------------------
 
 
-def _work_tree_files(root: Path) -> Iterator[tuple[str, bytes]]:
-    seen = total = 0
+@dataclass
+class Bounds:
+    """What a scan read, and what it could not: the evidence says so when it is incomplete."""
+
+    files: int = 0
+    total: int = 0
+    stopped: str = ""  # the bound that ended the scan early
+    too_large: int = 0  # files over MAX_FILE_BYTES, not read
+
+    def take(self, size: int) -> bool:
+        """Room for one more file of size bytes (counted); False: a bound is reached, and said."""
+        if size > MAX_FILE_BYTES:
+            self.too_large += 1
+            return True  # skipped, not the end
+        if self.files + 1 > MAX_FILES:
+            self.stopped = f"scan stopped at {MAX_FILES} files"
+        elif self.total + size > MAX_TOTAL_BYTES:
+            self.stopped = f"scan stopped at {_size(MAX_TOTAL_BYTES)}"
+        if self.stopped:
+            return False
+        self.files, self.total = self.files + 1, self.total + size
+        return True
+
+    @property
+    def incomplete(self) -> str:
+        """"" when everything was read; else why not, for the evidence."""
+        parts = [self.stopped] if self.stopped else []
+        if self.too_large:
+            parts.append(f"{self.too_large} file(s) over {_size(MAX_FILE_BYTES)} not read")
+        return "; ".join(parts)
+
+
+def _size(count: int) -> str:
+    return f"{count // (1024 * 1024)} MiB" if count >= 1024 * 1024 and not count % (1024 * 1024) else f"{count} bytes"
+
+
+def _changed(root: Path, base: str, commit: str, *, relative: bool) -> list[str]:
+    """Python files changed (added, copied, modified, renamed, retyped) from base to commit;
+    paths from the repository top, or from root (relative)."""
+    args = ["git", "-C", str(root), "diff", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT", *(["--relative"] if relative else []),
+            "--end-of-options", base, commit, "--"]
+    listed = subprocess.run(args, capture_output=True, check=False)
+    if listed.returncode != 0:
+        return []
+    return sorted(path for path in listed.stdout.decode(errors="surrogateescape").split("\0") if path.endswith(".py"))
+
+
+def _ordered(paths: Iterable[str], first: Iterable[str], last: Iterable[str]) -> list[str]:
+    """paths with `first` (those among them) first and `last` last, each part in its order."""
+    listed = list(dict.fromkeys(paths))
+    present, early, late = set(listed), list(dict.fromkeys(first)), set(last)
+    early = [p for p in early if p in present]
+    taken = set(early)
+    return [*early, *(p for p in listed if p not in taken and p not in late), *(p for p in listed if p not in taken and p in late)]
+
+
+def _skipped_dir(part: str) -> bool:
+    return part.startswith(".") or part in _SKIP_DIRS
+
+
+def _work_tree_paths(root: Path, bounds: Bounds) -> list[str]:
+    """The `*.py` files of the work tree the walk reaches (relative, sorted), MAX_LISTED entries at most."""
+    found: list[str] = []
+    listed = 0
     for directory, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS and not os.path.islink(os.path.join(directory, d)))
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                continue
-            try:
-                size = os.stat(path).st_size
-                if size > MAX_FILE_BYTES:
-                    continue
-                data = Path(path).read_bytes()
-            except OSError:
-                continue
-            seen, total = seen + 1, total + len(data)
-            if seen > MAX_FILES or total > MAX_TOTAL_BYTES:
+        dirs[:] = sorted(d for d in dirs if not _skipped_dir(d) and not os.path.islink(os.path.join(directory, d)))
+        listed += len(dirs) + len(files)
+        if listed > MAX_LISTED:
+            bounds.stopped = f"scan stopped at {MAX_LISTED} work-tree entries"
+            break
+        relative = os.path.relpath(directory, root)
+        found += [name if relative == "." else f"{relative}/{name}" for name in sorted(files) if name.endswith(".py")]
+    return found
+
+
+def _work_tree_files(root: Path, bounds: Bounds, first: Iterable[str] = (), last: Iterable[str] = ()) -> Iterator[tuple[str, bytes]]:
+    """The work tree's Python files: `first` (dev's changes), the rest, `last` (main's changes).
+    Only files the walk listed are read (git's names only order them): none behind a symlink."""
+    for relative in _ordered(_work_tree_paths(root, bounds), first, last):
+        path = os.path.join(root, relative)
+        if os.path.islink(path):
+            continue
+        try:
+            size = os.stat(path).st_size
+            if not bounds.take(size):
                 return
-            yield os.path.relpath(path, root), data
+            if size > MAX_FILE_BYTES:
+                continue
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        yield relative, data
 
 
-def _git_tree_files(root: Path, commit: str) -> Iterator[tuple[str, bytes]]:
+def _git_tree_files(root: Path, commit: str, bounds: Bounds, first_from: str | None = None, first: Iterable[str] = (), last: Iterable[str] = ()) -> Iterator[tuple[str, bytes]]:
+    """commit's Python files, after `first` as first_from has them (dev's changes as dev has
+    them: the merged code holds those, not main's version); main's own changes last (a file
+    both changed is read in both versions)."""
+    early = list(first)
+    if first_from is not None and early:
+        yield from _tree_blobs(root, first_from, bounds, early, ())
+        if bounds.stopped:
+            return
+    # a file only dev changed is in the merged code as dev has it; one both changed, main's too (last)
+    yield from _tree_blobs(root, commit, bounds, (), last, skip=set(early) - set(last))
+
+
+def _tree_blobs(root: Path, commit: str, bounds: Bounds, only: Iterable[str], last: Iterable[str], skip: set[str] | None = None) -> Iterator[tuple[str, bytes]]:
+    """commit's Python blobs (only those in `only` when given; never those in skip), `last` last."""
+    wanted = set(only)
     listing = subprocess.run(
         ["git", "-C", str(root), "ls-tree", "-r", "-z", "--long", "--end-of-options", commit], capture_output=True, check=False,
-    )
+    )  # the whole listing, filtered here: thousands of paths would not fit on a command line
     if listing.returncode != 0:
         return
-    seen = total = 0
-    for record in listing.stdout.decode(errors="replace").split("\0"):
+    entries: dict[str, tuple[str, str]] = {}
+    for record in listing.stdout.decode(errors="surrogateescape").split("\0"):
         meta, _, path = record.partition("\t")
         fields = meta.split()
         if len(fields) < 4 or fields[0] != "100644" and fields[0] != "100755" or not path.endswith(".py"):
             continue  # symlinks (120000), submodules and non-Python files are not read
-        if not fields[3].isdigit() or int(fields[3]) > MAX_FILE_BYTES:
+        if (wanted and path not in wanted) or path in (skip or ()):
             continue
-        data = git.blob_by_id(root, fields[2])
+        entries[path] = (fields[2], fields[3])
+    for path in _ordered(entries, (), last):
+        oid, size = entries[path]
+        if not size.isdigit() or not bounds.take(int(size)):
+            return
+        if int(size) > MAX_FILE_BYTES:
+            continue
+        data = git.blob_by_id(root, oid)
         if data is None:
             continue
-        seen, total = seen + 1, total + len(data)
-        if seen > MAX_FILES or total > MAX_TOTAL_BYTES:
-            return
         yield path, data
 
 
@@ -210,35 +330,65 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
         return {}, "nothing to look for"
     needle = re.compile(rb"\b(?:" + b"|".join(re.escape(m.encode()) for m in sorted(by_module)) + rb")\b")
     places: dict[str, dict[bool, list[str]]] = {p: {False: [], True: []} for p in modules}
+    unreadable: dict[str, int] = {}
     count = 0
     for path, data in files:
         count += 1
         if not needle.search(data):
             continue  # most files name none of the modules: no parse
+        if all(len(found[False]) >= MAX_PLACES for found in places.values()):
+            continue  # every package already has all the unguarded imports shown: nothing to learn (counted, not parsed)
         try:
-            found = list(_imports(ast.parse(data, filename=path)))
+            # lazily, and only the first MAX_PLACES of each package kept: a file of a million
+            # `import six` costs its parse, never a string per import
+            for module, line, guarded in _imports(ast.parse(data, filename=path)):
+                for package in by_module.get(module, ()):
+                    kept = places[package][guarded]
+                    if len(kept) < MAX_PLACES:
+                        kept.append(f"{path}:{line}")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue  # not Python depsync can read (or nested past the interpreter's limit): no evidence from it
-        for module, line, guarded in found:
-            for package in by_module.get(module, ()):
-                places[package][guarded].append(f"{path}:{line}")
+            # not Python depsync can read (conflict markers, a newer syntax, nested past the
+            # interpreter's limit): what it imports is unknown, so each package it names says so
+            for module in {m.decode() for m in needle.findall(data)}:
+                for package in by_module.get(module, ()):
+                    unreadable[package] = unreadable.get(package, 0) + 1
     scope = f"{count} Python files scanned"
     uses = {}
     for package, found in places.items():
         strength = "import" if found[False] else "guarded" if found[True] else "none"
         where = tuple((found[False] or found[True])[:MAX_PLACES])
-        uses[package] = Use(strength, where, modules[package], scope)
+        missing = f"{unreadable[package]} file(s) naming {', '.join(modules[package])} could not be parsed" if package in unreadable else ""
+        uses[package] = Use(strength, where, modules[package], scope, missing)
     return uses, scope
 
 
-def merged_code_uses(root: Path, packages: Iterable[str], main_commit: str, merged_in_work_tree: bool) -> dict[str, Use]:
-    """Use of each package in the merged tree's Python code (see the module docstring)."""
+def merged_code_uses(root: Path, packages: Iterable[str], main_commit: str, merged_in_work_tree: bool, dev_commit: str | None = None) -> dict[str, Use]:
+    """Use of each package in the merged tree's Python code (see the module docstring): dev's
+    changes since the merge-base with main first, main's last; a bound reached is said."""
     wanted = sorted({canonicalize_name(p) for p in packages})
     if not wanted:
         return {}
-    modules = module_names(root, wanted)
-    top = git.toplevel(root)
-    files = _work_tree_files(top) if merged_in_work_tree else _git_tree_files(root, main_commit)
+    commits = (main_commit,) if dev_commit is None else (dev_commit, main_commit)
+    modules = module_names(root, wanted, commits)
+    base = _merge_base(root, dev_commit, main_commit) if dev_commit is not None else None
+    bounds = Bounds()
+    if merged_in_work_tree:
+        top = git.toplevel(root)
+        dev_changes = _changed(root, base, dev_commit, relative=False) if base and dev_commit else []
+        main_changes = _changed(root, base, main_commit, relative=False) if base else []
+        files = _work_tree_files(top, bounds, dev_changes, main_changes)
+    else:
+        dev_changes = _changed(root, base, dev_commit, relative=True) if base and dev_commit else []
+        main_changes = _changed(root, base, main_commit, relative=True) if base else []
+        files = _git_tree_files(root, main_commit, bounds, dev_commit, dev_changes, main_changes)
     uses, scope = scan_uses(files, modules)
-    where = "the work tree (merged)" if merged_in_work_tree else f"main's commit {main_commit[:10]}"
-    return {p: Use(u.strength, u.where, u.modules, f"{scope} in {where}") for p, u in uses.items()}
+    where = "the work tree (merged)" if merged_in_work_tree else f"main's commit {main_commit[:10]}" + (" and dev's changes" if dev_changes else "")
+    incomplete = bounds.incomplete
+    return {p: Use(u.strength, u.where, u.modules, f"{scope} in {where}", "; ".join(filter(None, (incomplete, u.incomplete)))) for p, u in uses.items()}
+
+
+def _merge_base(root: Path, dev_commit: str, main_commit: str) -> str | None:
+    try:
+        return git.merge_base(root, dev_commit, main_commit) or None
+    except DepsyncError:  # no common history (or git failed): no order, every file in the tree's order
+        return None

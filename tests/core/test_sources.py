@@ -311,7 +311,7 @@ def test_megatron_snapshot_matches_design() -> None:
 
 def test_url_sources_are_ordered_by_their_file_names_versions(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A wheel URL 0.1.26 -> 0.2.0 is an order: no repository to ask, and none needed."""
-    from depsync.core.sync.sources import url_order
+    from depsync.core.sync.url_order import url_order
     from depsync.shell.revs import orders_for
 
     base = "https://github.com/x/flash-attention/releases/download/v{v}/flash_attn-{v}+cu12torch2.8-cp311-cp311-linux_x86_64.whl"

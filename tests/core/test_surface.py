@@ -308,9 +308,9 @@ def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: P
     (outside / "x.py").write_text("import secretpkg\n")
     (tree / "link").symlink_to(outside)
     (tree / "linked.py").symlink_to(outside / "x.py")
-    from depsync.shell.surface_evidence import _work_tree_files, scan_uses
+    from depsync.shell.surface_evidence import Bounds, _work_tree_files, scan_uses
 
-    assert scan_uses(_work_tree_files(tree), {"secretpkg": ("secretpkg",)})[0]["secretpkg"].strength == "none"
+    assert scan_uses(_work_tree_files(tree, Bounds()), {"secretpkg": ("secretpkg",)})[0]["secretpkg"].strength == "none"
 
 
 def test_hostile_names_and_paths_stay_inert_in_the_summary() -> None:

@@ -18,9 +18,11 @@ from depsync.shell.runners.engine import EngineAPI
 from depsync.shell.runners.volumes import (
     HOST_LABEL,
     PATH_LABEL,
+    REPO_LABEL,
     UID_LABEL,
     cache_volume_name,
     checkout_gone,
+    is_owned,
     machine,
     owner_labels,
     prune_cache_volumes,
@@ -31,11 +33,12 @@ from depsync.shell.runners.volumes import (
 HOST = "0123456789abcdef0123456789abcdef/ci-runner-1"
 UID = 1000
 GONE = {"/work/old-clone", "/ci/ws/job-17"}
+REPO = "0f" * 16
 
 
 def volume(path: str, uid: int = UID, host: str = HOST, created: str = "2026-01-01T00:00:00Z", **changes: Any) -> dict[str, Any]:
     """An Engine API volume object as depsync makes one for the checkout at path."""
-    return {"Name": changes.pop("name", cache_volume_name(path, uid)), "Labels": owner_labels(path, uid, host), "CreatedAt": created, **changes}
+    return {"Name": changes.pop("name", cache_volume_name(path, uid, REPO)), "Labels": owner_labels(path, uid, host, REPO), "CreatedAt": created, **changes}
 
 
 def gone(path: str) -> bool:
@@ -48,10 +51,11 @@ def test_only_this_machines_and_uids_volumes_of_gone_checkouts() -> None:
         old, ws, here,
         volume("/work/old-clone", host="ffffffffffffffffffffffffffffffff/elsewhere"),  # another machine's: its paths mean nothing here
         volume("/work/old-clone", uid=UID + 1),  # another uid's
-        {"Name": cache_volume_name("/work/old-clone", UID), "Labels": {"io.depsync.role": "cache"}},  # an older depsync's: no owner
+        {"Name": cache_volume_name("/work/old-clone", UID, REPO), "Labels": {"io.depsync.role": "cache"}},  # an older depsync's: no owner
         {**volume("/work/old-clone"), "Labels": {**old["Labels"], "io.depsync.role": "lock"}},  # not a cache
         volume("/work/old-clone", name="my-uv-cache"),  # the labels, but not the name depsync derives from them
-        volume("/work/old-clone", name=cache_volume_name("/ci/ws/job-17", UID)),  # the name of another path
+        volume("/work/old-clone", name=cache_volume_name("/ci/ws/job-17", UID, REPO)),  # the name of another path
+        volume("/work/old-clone", name=cache_volume_name("/work/old-clone", UID, "1f" * 16)),  # the name of another repository
         volume("old-clone"),  # a relative path: never depsync's
         {"Name": 7, "Labels": old["Labels"]}, {"Name": "x"}, {},
     ]
@@ -59,8 +63,26 @@ def test_only_this_machines_and_uids_volumes_of_gone_checkouts() -> None:
     assert stale_volumes(listed, HOST, UID, gone, keep={ws["Name"]}) == [old["Name"]]
 
 
+def test_an_older_depsyncs_volume_named_by_path_only_is_still_pruned() -> None:
+    labels = {key: value for key, value in owner_labels("/work/old-clone", UID, HOST, REPO).items() if key != REPO_LABEL}
+    legacy = {"Name": cache_volume_name("/work/old-clone", UID, None), "Labels": labels}
+    assert stale_volumes([legacy], HOST, UID, gone) == [legacy["Name"]]
+    assert stale_volumes([{**legacy, "Name": cache_volume_name("/work/old-clone", UID, REPO)}], HOST, UID, gone) == []
+
+
 def test_a_new_volume_names_its_owner() -> None:
-    assert owner_labels("/work/here", UID, HOST) == {"io.depsync.role": "cache", PATH_LABEL: "/work/here", UID_LABEL: "1000", HOST_LABEL: HOST}
+    assert owner_labels("/work/here", UID, HOST, REPO) == {
+        "io.depsync.role": "cache", PATH_LABEL: "/work/here", UID_LABEL: "1000", HOST_LABEL: HOST, REPO_LABEL: REPO,
+    }
+
+
+def test_a_volume_is_the_checkouts_only_with_its_labels() -> None:
+    mine = owner_labels("/work/here", UID, HOST, REPO)
+    assert is_owned(dict(mine), mine)
+    assert not is_owned(None, mine) and not is_owned({}, mine) and not is_owned({"io.depsync.role": "cache"}, mine)
+    assert not is_owned({**mine, REPO_LABEL: "1f" * 16}, mine)  # another repository checked out at this path
+    assert not is_owned({k: v for k, v in mine.items() if k != REPO_LABEL}, mine)  # an older depsync's, shared by every repository here
+    assert is_owned({**mine, "com.example.engine": "x"}, mine)  # an engine's own labels beside ours
 
 
 def test_this_machine_is_its_machine_id_and_hostname() -> None:
@@ -75,7 +97,8 @@ def test_this_machine_is_its_machine_id_and_hostname() -> None:
 
 def test_a_path_that_is_not_utf8_is_never_labelled_for_pruning() -> None:
     path = os.fsdecode(b"/work/caf\xe9")
-    assert owner_labels(path, UID, HOST) == {"io.depsync.role": "cache"}
+    assert PATH_LABEL not in owner_labels(path, UID, HOST, REPO)
+    assert stale_volumes([{"Name": cache_volume_name(path, UID, REPO), "Labels": owner_labels(path, UID, HOST, REPO)}], HOST, UID, lambda _p: True) == []
 
 
 @given(
@@ -83,10 +106,10 @@ def test_a_path_that_is_not_utf8_is_never_labelled_for_pruning() -> None:
                        st.sampled_from([HOST, "other"]), st.booleans()), max_size=12)
 )
 def test_a_removed_volume_is_always_ours_and_its_checkout_gone(specs: list[tuple[str, int, str, bool]]) -> None:
-    listed = [volume(path, uid, host) if labelled else {"Name": cache_volume_name(path, uid), "Labels": {"io.depsync.role": "cache"}}
+    listed = [volume(path, uid, host) if labelled else {"Name": cache_volume_name(path, uid, REPO), "Labels": {"io.depsync.role": "cache"}}
               for path, uid, host, labelled in specs]
     chosen = stale_volumes(listed, HOST, UID, gone)
-    assert set(chosen) == {cache_volume_name(p, u) for p, u, h, labelled in specs if labelled and u == UID and h == HOST and p in GONE}
+    assert set(chosen) == {cache_volume_name(p, u, REPO) for p, u, h, labelled in specs if labelled and u == UID and h == HOST and p in GONE}
 
 
 def test_checkout_gone_only_on_a_definite_answer(tmp_path: Path) -> None:

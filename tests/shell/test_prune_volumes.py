@@ -19,15 +19,18 @@ from depsync.shell.runners.docker import DockerRunner, project_cache_volume
 from depsync.shell.runners.volumes import (
     HOST_LABEL,
     PATH_LABEL,
+    REPO_LABEL,
     UID_LABEL,
     cache_volume_name,
     machine,
     owner_labels,
+    repository_digest,
 )
 
 pytestmark = pytest.mark.docker
 
 UID = os.getuid()
+REPO = repository_digest("")  # a temp directory that is no repository
 
 
 @pytest.fixture
@@ -45,9 +48,9 @@ def exists(engine, name: str) -> bool:  # type: ignore[no-untyped-def]
 
 def labelled(engine, made: list[str], path: str, uid: int = UID, host: str | None = None, name: str | None = None, labels: dict[str, str] | None = None) -> str:  # type: ignore[no-untyped-def]
     """A volume as depsync makes one for the checkout at path (or with the labels given)."""
-    name = name or cache_volume_name(path, uid)
+    name = name or cache_volume_name(path, uid, REPO)
     made.append(name)
-    engine.volumes.create(name, labels=owner_labels(path, uid, host or machine()) if labels is None else labels)
+    engine.volumes.create(name, labels=owner_labels(path, uid, host or machine(), REPO) if labels is None else labels)
     return name
 
 
@@ -69,7 +72,7 @@ def test_a_deleted_checkouts_volume_goes_on_the_next_lock_of_another_project(eng
     assert DockerRunner(IMAGE, say=said.append).lock(old, [], 300).returncode == 0
     old_volume = project_cache_volume(old)
     assert engine.volumes.get(old_volume).attrs["Labels"] == {
-        "io.depsync.role": "cache", PATH_LABEL: str(old.resolve()), UID_LABEL: str(UID), HOST_LABEL: machine(),
+        "io.depsync.role": "cache", PATH_LABEL: str(old.resolve()), UID_LABEL: str(UID), HOST_LABEL: machine(), REPO_LABEL: REPO,
     }
 
     kept_dir = tmp_path / "kept"

@@ -353,43 +353,6 @@ def rev_pairs(dev: Any, main: Any) -> list[RevPair] | str:
     return pairs
 
 
-def _file_version(url: Any) -> tuple[str, Any] | None:
-    """(package, version) of a wheel or sdist URL, from its file name; None for anything else."""
-    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
-
-    if not isinstance(url, str):
-        return None
-    name = url.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
-    try:
-        if name.endswith(".whl"):
-            package, version, _, _ = parse_wheel_filename(name)
-        elif name.endswith((".tar.gz", ".zip")):
-            package, version = parse_sdist_filename(name)
-        else:
-            return None
-    except (InvalidWheelFilename, InvalidSdistFilename, ValueError):
-        return None
-    return str(package), version
-
-
-def url_order(dev: Any, main: Any) -> RevOrder | None:
-    """The order of two URL sources by the versions in their file names (a wheel 0.1.26 -> 0.2.0
-    is an order without asking anyone); None when they are not such sources on both sides."""
-    dev_tables, main_tables = (v if isinstance(v, list) else [v] for v in (dev, main))
-    if dev is None or main is None or len(dev_tables) != len(main_tables):
-        return None
-    orders, details = [], []
-    for d, m in zip(dev_tables, main_tables):
-        if not (isinstance(d, Mapping) and isinstance(m, Mapping)):
-            return None
-        old, new = _file_version(d.get("url")), _file_version(m.get("url"))
-        if old is None or new is None or old[0] != new[0] or d.get("marker") != m.get("marker"):
-            return None
-        orders.append("same" if old[1] == new[1] else "main-newer" if new[1] > old[1] else "dev-newer")
-        details.append(f"{old[1]} -> {new[1]}")
-    return RevOrder(combine_orders(orders), "the file names' versions: " + ", ".join(details))
-
-
 def combine_orders(orders: Iterable[str]) -> str:
     """One order for a list-shaped source: every pair must agree in direction."""
     found = set(orders)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -181,14 +181,16 @@ class Use:
     where: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
     scope: str = ""  # what was scanned, e.g. "1234 Python files of the work tree"
+    incomplete: str = ""  # what the scan could not read, e.g. "scan stopped at 50000 files"; "" = all of it
 
     def text(self, name: str) -> str:
         modules = ", ".join(self.modules) or name
+        missing = f"; {self.incomplete}: evidence incomplete" if self.incomplete else ""
         if self.strength == "import":
             return f"the merged code imports {modules}: {', '.join(self.where)}"
         if self.strength == "guarded":
-            return f"the merged code imports {modules} only inside try/except ImportError: {', '.join(self.where)}"
-        return f"no import of {modules} in the merged code" + (f" ({self.scope})" if self.scope else "")
+            return f"the merged code imports {modules} only inside try/except ImportError: {', '.join(self.where)}" + (f" ({missing[2:]})" if missing else "")
+        return f"no import of {modules} in the merged code" + (f" ({self.scope}{missing})" if self.scope or missing else "")
 
 
 @dataclass(frozen=True)
@@ -407,6 +409,16 @@ def _evidence_lines(facts: EntryFacts, display: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _unread_import_could_change(facts: EntryFacts, rule: Rule) -> bool:
+    """The scan was incomplete, found no unguarded import, and one in the part it did not read
+    would have matched another rule: the decision rests on evidence that is missing."""
+    use = facts.use
+    if use is None or not use.incomplete or use.strength == "import":
+        return False
+    found = replace(facts, use=replace(use, strength="import"))
+    return next(r for r in RULES if r.case == facts.case and r.applies(found)) is not rule
+
+
 def _table_exists(tables: set[str], table: str) -> bool:
     return kind_of(table) != "requirement" or table in tables
 
@@ -441,7 +453,10 @@ def merge_surface(
         display = (dev_entry or main_entry or base_entry).name  # type: ignore[union-attr]
         reason = rule.reason.format(name=display, table=table, removal=facts.removed_by_dev or "")
         taken = rule.take if result is not None else "none"
-        decisions.append(EntryDecision(table, name, case, base_entry, dev_entry, main_entry, result, taken, reason, rule.id, rule.review, _evidence_lines(facts, display)))
+        review = rule.review
+        if _unread_import_could_change(facts, rule):  # the scan stopped short: what it did not read might have decided otherwise
+            review, reason = True, f"{reason} ({facts.use.incomplete}: evidence incomplete, check)"  # type: ignore[union-attr]
+        decisions.append(EntryDecision(table, name, case, base_entry, dev_entry, main_entry, result, taken, reason, rule.id, review, _evidence_lines(facts, display)))
     return decisions
 
 

@@ -80,6 +80,7 @@ from depsync.shell.runners.images import (
 from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
 from depsync.shell.runners.volumes import (
     create_cache_volume,
+    project_cache,
     project_cache_volume,
     prune_cache_volumes,
     pruned_note,
@@ -195,13 +196,18 @@ class DockerRunner:
         run.step = "removing what earlier runs left"
         sweep(engine, keep=run.id)
         run.step = "removing cache volumes of checkouts that no longer exist"
-        volume = self.cache_volume or project_cache_volume(project)
+        owner: dict[str, str] | None = None  # the operator's --cache-volume: used as it is
+        if self.cache_volume:
+            volume = self.cache_volume
+        else:
+            owned = project_cache(project)
+            volume, owner = owned.name, owned.labels
         self._note(pruned_note(*prune_cache_volumes(engine, keep={volume})))
         run.step = "looking up the image"
         image = self._image(run, endpoint, timeout, phase)
         uv_mounts, uv_exe, version, notes = self._uv(run, image, phase)
         run.step = "creating the cache volume"
-        create_cache_volume(engine, volume, None if self.cache_volume else project)
+        self._note(create_cache_volume(engine, volume, owner))
         environment = {
             "HOME": "/tmp/depsync-home",
             "UV_CACHE_DIR": CACHE_MOUNT,

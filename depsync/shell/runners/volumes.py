@@ -2,12 +2,17 @@
 owner, and the removal of those whose checkout no longer exists.
 
 A volume made by depsync for a checkout carries, besides `io.depsync.role=cache`, the
-checkout's real path, the uid and this machine (labels below). The engine may be remote or
-shared by several machines (DOCKER_HOST), and a path means something only on the machine that
-made it: a run judges only its own machine's and uid's volumes, and removes one only when its
-name is the one depsync derives from those labels and the path is no longer a directory there.
-A volume without these labels (an older depsync's, one named with --cache-volume, anyone
-else's) is never removed. Pruning is housekeeping: a refusal or any error leaves the volumes
+checkout's real path, the uid, this machine and the repository's identity (a digest of its
+origin URL, else of its root commit; labels below), and its name is derived from the path and
+that identity. CI that checks every repository out at one fixed path on a shared engine gives
+each repository its own volume; and a volume under the derived name is used only when its
+labels are this checkout's: any other (made beforehand, by anyone) is replaced by a fresh one,
+with a note. The engine may be remote or shared by several machines (DOCKER_HOST), and a path
+means something only on the machine that made it: a run judges only its own machine's and
+uid's volumes, and removes one only when its name is the one depsync derives from those labels
+(or, for the volumes of the depsync before the repository label, from the path alone) and the
+path is no longer a directory there. A volume without these labels (a much older depsync's,
+one named with --cache-volume, anyone else's) is never removed. Pruning is housekeeping: a refusal or any error leaves the volumes
 as they are and the lock goes on, and one run removes at most PRUNE_LIMIT of them.
 """
 
@@ -19,7 +24,9 @@ import os
 import re
 import socket
 import stat
+import subprocess
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,9 @@ UID_LABEL = "io.depsync.cache.uid"
 
 
 HOST_LABEL = "io.depsync.cache.host"  # "<machine id>/<hostname>", see machine()
+
+
+REPO_LABEL = "io.depsync.cache.repo"  # a digest of the repository's identity, see repository_digest()
 
 
 CACHE_ROLE = "cache"
@@ -63,19 +73,69 @@ _NAME_PREFIX = "depsync-uv-cache-"
 _NAME = re.compile(r"depsync-uv-cache-\d+-[0-9a-f]{16}")
 
 
-def cache_volume_name(real_path: str, uid: int) -> str:
-    """`depsync-uv-cache-<uid>-<hash of the real path>`: the name is derived from what the
-    operator controls, never from a name in the repository, which a hostile project could copy."""
-    digest = hashlib.sha256(os.fsencode(real_path)).hexdigest()[:16]
-    return f"{_NAME_PREFIX}{uid}-{digest}"
+_CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
 
 
-def project_cache_volume(project: Path, uid: int | None = None) -> str:
-    """The uv cache volume of one project checkout and one caller.
+def cache_volume_name(real_path: str, uid: int, repo: str | None) -> str:
+    """`depsync-uv-cache-<uid>-<hash of the real path and the repository digest>`: derived from
+    what the operator controls (where the checkout is, which repository CI cloned there), never
+    from a name in the repository, which a hostile project could copy. repo None: the name an
+    older depsync gave (the path only), still recognised when pruning."""
+    key = os.fsencode(real_path) if repo is None else os.fsencode(real_path) + b"\0" + repo.encode()
+    return f"{_NAME_PREFIX}{uid}-{hashlib.sha256(key).hexdigest()[:16]}"
+
+
+def repository_identity(project: Path) -> str:
+    """Which repository the checkout is, beyond where it is: its origin URL (credentials dropped,
+    so a rotated token keeps the cache), else its root commits (not in a shallow clone, whose
+    root moves with every fetch), else "" (not a repository: the path alone tells checkouts
+    apart). Read from the checkout's own git config, which CI writes, not from its files."""
+    from depsync.shell import process
+
+    def git(*args: str) -> str | None:
+        try:
+            result = process.run(["git", "-C", str(project), *args], timeout=30, text=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    origin = git("config", "--get", "remote.origin.url")
+    if origin:
+        return "origin " + _CREDENTIALS.sub(r"\1", origin).removesuffix("/").removesuffix(".git")
+    if git("rev-parse", "--is-shallow-repository") == "false":
+        roots = git("rev-list", "--max-parents=0", "HEAD", "--")
+        if roots:
+            return "root " + " ".join(sorted(roots.split()))
+    return ""
+
+
+def repository_digest(identity: str) -> str:
+    """The identity as the label stores it: a digest (an origin URL is not engine metadata
+    everyone who may list volumes should read)."""
+    return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class ProjectCache:
+    """A checkout's own cache volume: its name and the labels that prove it is this checkout's."""
+
+    name: str
+    labels: dict[str, str]
+
+
+def project_cache(project: Path, uid: int | None = None) -> ProjectCache:
+    """The uv cache volume of one project checkout (of one repository) and one caller.
 
     One shared writable cache would be a channel between projects: a build backend of one
     project could rewrite a cached package that another project's next lock runs."""
-    return cache_volume_name(str(project.resolve()), os.getuid() if uid is None else uid)
+    real, uid = str(project.resolve()), os.getuid() if uid is None else uid
+    repo = repository_digest(repository_identity(project))
+    return ProjectCache(cache_volume_name(real, uid, repo), owner_labels(real, uid, machine(), repo))
+
+
+def project_cache_volume(project: Path, uid: int | None = None) -> str:
+    """The name of project_cache()."""
+    return project_cache(project, uid).name
 
 
 def machine() -> str:
@@ -93,16 +153,22 @@ def machine() -> str:
     return host
 
 
-def owner_labels(real_path: str, uid: int, host: str) -> dict[str, str]:
-    """The labels a new project volume gets: role, path, uid, machine. A path that is not
-    UTF-8 cannot be stored as it is (the engine's JSON would change it): such a volume gets
-    the role only, so it is never pruned."""
-    labels = {ROLE_LABEL: CACHE_ROLE}
+def owner_labels(real_path: str, uid: int, host: str, repo: str) -> dict[str, str]:
+    """The labels a new project volume gets: role, path, uid, machine, repository digest. A
+    path that is not UTF-8 cannot be stored as it is (the engine's JSON would change it): such
+    a volume has no path label, so it is never pruned (its name still holds the path's hash)."""
+    labels = {ROLE_LABEL: CACHE_ROLE, UID_LABEL: str(uid), HOST_LABEL: host, REPO_LABEL: repo}
     try:
         real_path.encode("utf-8")
     except UnicodeEncodeError:
         return labels
-    return {**labels, PATH_LABEL: real_path, UID_LABEL: str(uid), HOST_LABEL: host}
+    return {**labels, PATH_LABEL: real_path}
+
+
+def is_owned(labels: object, wanted: Mapping[str, str]) -> bool:
+    """A volume's labels (as the engine gives them) carry every owner label wanted, with its
+    value (an engine may add labels of its own)."""
+    return isinstance(labels, Mapping) and all(labels.get(key) == value for key, value in wanted.items())
 
 
 def stale_volumes(
@@ -119,7 +185,7 @@ def stale_volumes(
         name, labels = volume.get("Name"), volume.get("Labels")
         if not isinstance(name, str) or not isinstance(labels, Mapping) or name in keep:
             continue
-        path = labels.get(PATH_LABEL)
+        path, repo = labels.get(PATH_LABEL), labels.get(REPO_LABEL)
         if (
             labels.get(ROLE_LABEL) != CACHE_ROLE
             or labels.get(HOST_LABEL) != host
@@ -127,7 +193,8 @@ def stale_volumes(
             or not isinstance(path, str)
             or not os.path.isabs(path)
             or not _NAME.fullmatch(name)
-            or name != cache_volume_name(path, uid)  # labels copied onto another volume do not make it depsync's
+            or not (repo is None or isinstance(repo, str))
+            or name != cache_volume_name(path, uid, repo)  # labels copied onto another volume do not make it depsync's
         ):
             continue
         if checkout_gone(path):
@@ -148,18 +215,38 @@ def checkout_gone(path: str) -> bool:
     return not stat.S_ISDIR(mode)
 
 
-def create_cache_volume(engine: EngineAPI, volume: str, project: Path | None) -> None:
-    """The named cache volume, created on first use: labelled with its owner when it is the
-    project's own (project is the checkout's real path), with the role only when the operator named it."""
+def create_cache_volume(engine: EngineAPI, volume: str, owner: Mapping[str, str] | None) -> str | None:
+    """The cache volume, created on first use; the note to say when one was replaced.
+
+    owner None: the operator named the volume (`--cache-volume`): used as it is, made with the
+    role label only. Otherwise it is the project's own, and `owner` its labels: an existing
+    volume under that name is used only when it carries those labels; any other is
+    removed and made afresh (one that is in use is refused: exit 2, uv.lock unchanged)."""
+    path = f"/volumes/{quote_segment(volume)}"
     try:
-        engine.call("GET", f"/volumes/{quote_segment(volume)}")
-        return
+        found = engine.json("GET", path)
     except EngineError as exc:
         if exc.status != 404:
             raise
-    uid = os.getuid()
-    labels = owner_labels(str(project), uid, machine()) if project is not None else {ROLE_LABEL: CACHE_ROLE}
-    engine.call("POST", "/volumes/create", body={"Name": volume, "Labels": labels})
+        found = None
+    if found is not None and (owner is None or is_owned(found.get("Labels"), owner)):
+        return None
+    note = None
+    if found is not None:
+        try:
+            engine.call("DELETE", path)
+        except EngineError as exc:
+            if exc.status != 404:
+                raise DepsyncError(
+                    f"the uv cache volume {volume} exists but its labels do not show it is this checkout's, and the engine "
+                    f"would not remove it ({redact(exc.explanation)[:200]}); depsync does not use it: remove it "
+                    f"(`docker volume rm {volume}`) once nothing uses it; uv.lock is unchanged"
+                ) from None
+        note = f"replaced the uv cache volume {volume}: its labels did not show it is this checkout's (made by someone else, or by an older depsync)"
+    made = engine.json("POST", "/volumes/create", body={"Name": volume, "Labels": dict(owner or {ROLE_LABEL: CACHE_ROLE})})
+    if owner is not None and not is_owned(made.get("Labels"), owner):  # made by someone else between the two requests
+        raise DepsyncError(f"the uv cache volume {volume} was made by someone else while depsync made it; depsync does not use it; uv.lock is unchanged")
+    return note
 
 
 def prune_cache_volumes(engine: EngineAPI, keep: Collection[str] = (), limit: int = PRUNE_LIMIT, *, strict: bool = False) -> tuple[list[str], int]:

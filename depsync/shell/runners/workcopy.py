@@ -165,12 +165,14 @@ def copy_project(project: Path, destination: Path) -> Path:
 
 
 def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[str, str], str]:
-    """(environment to add for uv in the copy, a note): a stand-in version for build backends that
-    read it from git, when the project or a workspace member has a dynamic version
-    (depsync/core/model/vcs_version.py)."""
+    """(environment to add for uv in the copy, a note): a stand-in version for the workspace's
+    own projects (the root and its members) whose build backend reads it from git, by name,
+    and the fallback written into the copy's pyproject for the tools that have no per-package
+    variable (depsync/core/model/vcs_version.py). Never a global override: it would reach the
+    git dependencies uv builds too."""
     import tomllib
 
-    from depsync.core.model.vcs_version import overrides_note, version_overrides
+    from depsync.core.model.vcs_version import fallback_edits, overrides_note, version_overrides, with_fallbacks
     from depsync.shell.members import member_directories
 
     def text(path: Path) -> str:
@@ -179,8 +181,8 @@ def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[st
         except OSError:
             return ""
 
-    root = text(copy / "pyproject.toml")
-    texts = [root]
+    files = [copy / "pyproject.toml"]
+    root = text(files[0])
     try:
         members = tomllib.loads(root).get("tool", {}).get("uv", {}).get("workspace", {}).get("members", [])
     except tomllib.TOMLDecodeError:
@@ -189,6 +191,14 @@ def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[st
         if isinstance(pattern, str) and not pattern.startswith("/") and ".." not in pattern:  # never outside the copy
             # uv's member globbing (dot directories, `**` at any depth), as check reads members
             found = member_directories(str(copy), pattern)[:500]
-            texts += [text(copy / relative / "pyproject.toml") for relative, has_pyproject in found if has_pyproject]
+            files += [copy / relative / "pyproject.toml" for relative, has_pyproject in found if has_pyproject]
+    files = list(dict.fromkeys(files))
+    texts = [root, *(text(path) for path in files[1:])]
+    fallbacks = 0
+    for path, content in zip(files, texts):
+        edited = with_fallbacks(content, fallback_edits(content, environ))
+        if edited is not None and not path.is_symlink() and path.resolve().is_relative_to(copy.resolve()):  # the copy's own files only
+            path.write_text(edited)
+            fallbacks += 1
     added = version_overrides(texts, environ)
-    return added, overrides_note(added)
+    return added, overrides_note(added, fallbacks)
