@@ -126,6 +126,38 @@ def test_uv_runs_on_a_copy_and_no_build_backend_runs(material: LocalMaterial, tm
     ), finding
 
 
+def interpreter_trap(project: Path, marker: Path) -> None:
+    """A `.python-version` (and `.python-versions`) naming a script of the tree that leaves a
+    trace when run, then behaves as a Python (uv executes the interpreter such a file names)."""
+    script = project / "tools" / "python"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    for name in (".python-version", ".python-versions"):
+        (project / name).write_text(f"{script}\n")
+
+
+def test_the_confirmation_never_runs_an_interpreter_the_tree_names(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """uv runs the path a .python-version names (`--no-build` does not stop interpreter
+    discovery): the copy has none, and uv gets depsync's interpreter. Without the operator's
+    UV_PYTHON, as in CI: the one running depsync."""
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(disagreeing, marker)
+    no_choice = {k: v for k, v in env.items() if k != "UV_PYTHON"}
+    code, findings = check(disagreeing, no_choice)
+    assert not marker.exists(), "the confirmation ran an interpreter the tree names"
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"]  # uv still answered
+
+
+def test_the_operators_uv_python_is_the_interpreter(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """UV_PYTHON is the operator's: it is the interpreter uv gets, even one uv cannot use."""
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(disagreeing, marker)
+    code, findings = check(disagreeing, {**env, "UV_PYTHON": str(tmp_path / "no-such-python")})
+    assert not marker.exists()
+    assert code == 1 and "depsync's static verdict: uv 0.13.9 gave no verdict offline" in findings[0]["message"], findings
+
+
 def test_a_confirmed_result_is_never_replayed_from_the_cache(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
     """The static findings may be cached, but uv's word is asked on every run: with uv gone
     the next run says it is the static verdict (no replay of the earlier warning)."""
