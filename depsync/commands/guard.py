@@ -34,7 +34,7 @@ from depsync.errors import DepsyncError
 from depsync.report import squashed as squashed_report
 from depsync.shell import git, trusted_config, uv_confirm
 from depsync.shell.sync_history import squashed_syncs_on
-from depsync.shell.workspace import FileReader
+from depsync.shell.workspace import FileReader, uv_project_files
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,12 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     elif conflict_marker_lines(lock_here.decode(errors="replace")):
         violations.append(Violation(config.lock, "has conflict markers", f"git checkout {dev_short} -- {config.lock} && depsync lock"))
     else:
-        inputs = CheckInputs(config, Pyproject.from_text(ours, config.pyproject), Lock.from_text(lock_here.decode(), config.lock))
+        pyproject, lock = Pyproject.from_text(ours, config.pyproject), Lock.from_text(lock_here.decode(), config.lock)
+        # the members, path packages and uv.toml of this commit, read as check reads them
+        files = uv_project_files(here, config, pyproject, lock)
+        inputs = CheckInputs(
+            config, pyproject, lock, local_projects=files.local_projects, workspace_members=files.workspace_members, uv_settings=files.uv_settings,
+        )
         stale = list(freshness.check(inputs))
         if stale and _work_tree_holds(root, config, ours.encode(), lock_here):
             # uv's word on the static verdict, where the work tree is this commit (the sync job's

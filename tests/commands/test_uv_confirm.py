@@ -214,3 +214,80 @@ def test_reconcile_and_guard_ask_uv_too(material: LocalMaterial, tmp_path: Path)
     guarded = subprocess.run([*run, "guard"], cwd=project, capture_output=True, text=True, env=env)
     assert guarded.returncode == 0, guarded.stderr
     assert "uv 0.13.9 `uv lock --check --offline` accepts it" in guarded.stderr
+
+
+MEMBER_WITH_CONFLICTS = (
+    '[project]\nname = "kappa"\nversion = "0.2.0"\nrequires-python = ">=3.10"\ndependencies = []\n\n'
+    '[project.optional-dependencies]\nold = ["beta<2"]\nnew = ["beta>=2"]\n\n'
+    '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+    '[tool.uv]\nconflicts = [[{ extra = "old" }, { extra = "new" }]]\n'
+)
+
+
+def workspace_sync(material: LocalMaterial, tmp_path: Path, main_adds: str = '"gamma"') -> tuple[Path, dict[str, str]]:
+    """A real workspace whose member declares [tool.uv] conflicts (recorded in the lock's own
+    `conflicts`), and a sync merge of main (new root dependencies) into dev (a dependency
+    group), relocked."""
+    from conftest import git
+
+    project = tmp_path / "ws"
+    root = (
+        '[project]\nname = "wsroot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["kappa", "alpha"]\n\n'
+        '[tool.uv.sources]\nkappa = { workspace = true }\n\n[tool.uv.workspace]\nmembers = ["packages/*"]\n' + material.index_toml()
+    )
+    write_project(project, root, {"packages/kappa/pyproject.toml": MEMBER_WITH_CONFLICTS})
+    lock_project(project, material.env)
+    env = {**material.env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "DEPSYNC_OWNER_REF": "dev"}
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    git(project, "checkout", "-q", "-b", "dev")
+    (project / "pyproject.toml").write_text(root + '\n[dependency-groups]\ndev = ["delta"]\n')
+    lock_project(project, material.env)
+    git(project, "commit", "-qam", "dev: a dev group")
+    git(project, "checkout", "-q", "main")
+    (project / "pyproject.toml").write_text(root.replace('"kappa", "alpha"]', f'"kappa", "alpha", {main_adds}]'))
+    lock_project(project, material.env)
+    git(project, "commit", "-qam", "main: new dependencies")
+    git(project, "checkout", "-q", "-b", "sync", "dev")
+    git(project, "merge", "-q", "--no-ff", "--no-commit", "-X", "ours", "main")
+    git(project, "checkout", "dev", "--", "uv.lock")  # dev's lock, relocked: as reconcile does
+    lock_project(project, material.env)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "sync main")
+    return project, env
+
+
+def test_guard_reads_workspace_members_as_check_does(material: LocalMaterial, tmp_path: Path) -> None:
+    """A member's conflicts are in the lock: without the member's pyproject.toml the static model
+    calls the lock stale and asks uv (every night). The guard reads the members of the merge
+    commit as check does, calls the lock fresh, and runs no uv (a uv on PATH that leaves a
+    trace would say so)."""
+    project, env = workspace_sync(material, tmp_path)
+    assert subprocess.run([sys.executable, "-m", "depsync", "check", "--static"], cwd=project, env=env, capture_output=True).returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    trace = tmp_path / "uv-ran"
+    (bin_dir / "uv").write_text(f"#!/bin/sh\ntouch {trace}\nexit 3\n")
+    (bin_dir / "uv").chmod(0o755)
+    trapped = {**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    guarded = subprocess.run([sys.executable, "-m", "depsync", "guard"], cwd=project, capture_output=True, text=True, env=trapped)
+    assert guarded.returncode == 0, guarded.stderr
+    assert not trace.exists(), "guard asked uv about a lock its static model should call fresh"
+
+
+def test_guard_never_runs_an_interpreter_the_tree_names(material: LocalMaterial, tmp_path: Path) -> None:
+    """The sync job runs guard with the push token in .git/config: the merge's .python-version
+    names a script, and the confirmation still runs depsync's interpreter only."""
+    from conftest import git
+
+    # main brings a shape depsync's static model reads as stale (WIDE_MARKER): uv is asked
+    project, env = workspace_sync(material, tmp_path, f'"epsilon; {WIDE_MARKER}"')
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(project, marker)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "--amend", "--no-edit")
+    no_choice = {k: v for k, v in env.items() if k != "UV_PYTHON"}
+    guarded = subprocess.run([sys.executable, "-m", "depsync", "guard"], cwd=project, capture_output=True, text=True, env=no_choice)
+    assert not marker.exists(), "guard's confirmation ran an interpreter the tree names"
+    assert guarded.returncode == 0 and "accepts it" in guarded.stderr, guarded.stderr
