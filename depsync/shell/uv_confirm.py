@@ -110,6 +110,9 @@ def ask_uv(argv: list[str], version: str, root: Path, timeout: float = CONFIRM_T
         copy = Path(scratch) / "project"
         try:
             copy_skeleton(root, copy)
+            # uv looks for a uv.toml in the directories above a project without settings of its
+            # own: an empty one here is found first, never one someone left in the temp dir
+            (Path(scratch) / "uv.toml").write_bytes(b"")
             python = confirm_python()
             if not python:
                 return UvWord("none", version, "no interpreter to give uv (set UV_PYTHON)")

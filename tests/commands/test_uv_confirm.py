@@ -291,3 +291,18 @@ def test_guard_never_runs_an_interpreter_the_tree_names(material: LocalMaterial,
     guarded = subprocess.run([sys.executable, "-m", "depsync", "guard"], cwd=project, capture_output=True, text=True, env=no_choice)
     assert not marker.exists(), "guard's confirmation ran an interpreter the tree names"
     assert guarded.returncode == 0 and "accepts it" in guarded.stderr, guarded.stderr
+
+
+def test_no_uv_toml_above_the_copy_is_read(material: LocalMaterial, tmp_path: Path) -> None:
+    """uv reads a uv.toml in the directories above a project that has no settings of its own;
+    the copy lives in the temp directory, where anyone may leave one. Here a planted cutoff
+    would turn uv's "fresh" into "stale": the confirmation never reads it."""
+    # settings from the operator's environment only: the project itself has no [tool.uv]
+    operator = {**material.env, "UV_FIND_LINKS": str(material.wheels), "UV_NO_INDEX": "1"}
+    project = write_project(tmp_path / "bare", f'[project]\nname = "bare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha; {WIDE_MARKER}"]\n')
+    lock_project(project, operator)
+    temp = tmp_path / "shared-tmp"
+    temp.mkdir()
+    (temp / "uv.toml").write_text('exclude-newer = "2001-01-01T00:00:00Z"\n')
+    code, findings = check(project, {**operator, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(temp)})
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"], findings
