@@ -240,31 +240,35 @@ def uv_project_files(reader: FileReader, config: Config, pyproject: Pyproject, l
     )
 
 
+def uv_settings_candidates(config: Config, pyproject: Pyproject) -> list[str]:
+    """Where uv looks for its settings, in order: the uv.toml beside the root pyproject (it wins
+    over [tool.uv]); without [tool.uv] there, the uv.toml and pyproject.toml of each directory
+    above (here: up to the project root; above it is the operator's)."""
+    directory = posixpath.dirname(config.pyproject)
+    candidates = [posixpath.join(directory, "uv.toml")]
+    if "uv" in pyproject.data.get("tool", {}):
+        return candidates
+    while directory:
+        directory = posixpath.dirname(directory)
+        candidates += [posixpath.join(directory, "uv.toml"), posixpath.join(directory, "pyproject.toml")]
+    return candidates
+
+
 def uv_settings_file(reader: FileReader, config: Config, pyproject: Pyproject) -> UvSettings | None:
-    """uv's resolver settings when they are not the root pyproject's [tool.uv], as uv finds
-    them: a uv.toml beside the pyproject wins over its [tool.uv]; without either uv looks in
-    the directories above (here: up to the project root; above it is the operator's)."""
+    """uv's resolver settings when they are not the root pyproject's [tool.uv] (None: they are)."""
     from depsync.core.model.uv_settings import UvSettings
 
-    directory = posixpath.dirname(config.pyproject)
-    while True:
-        path = posixpath.join(directory, "uv.toml")
+    for path in uv_settings_candidates(config, pyproject):
         text = reader.read_text(path, required=False)
-        if text is not None:
+        if text is None:
+            continue
+        if posixpath.basename(path) == "uv.toml":
             return UvSettings.from_uv_toml(text, path)
-        if directory == posixpath.dirname(config.pyproject):
-            if "uv" in pyproject.data.get("tool", {}):
-                return None  # the root's own [tool.uv]
-        else:
-            above = posixpath.join(directory, "pyproject.toml")
-            text = reader.read_text(above, required=False)
-            if text is not None and not conflict_marker_lines(text):
-                found = Pyproject.from_text(text, above)
-                if "uv" in found.data.get("tool", {}):
-                    return found.uv_settings
-        if not directory:
-            return None
-        directory = posixpath.dirname(directory)
+        if not conflict_marker_lines(text):
+            found = Pyproject.from_text(text, path)
+            if "uv" in found.data.get("tool", {}):
+                return found.uv_settings
+    return None
 
 
 def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
