@@ -71,6 +71,13 @@ CASES = [
         after_uv_toml=WHEELS_UV_TOML + '\n[[dependency-metadata]]\nname = "gamma"\nversion = "1.0"\nrequires-dist = []\n',
     ),
     Case("no-sources", False, PATH_SOURCE, WHEELS_UV_TOML, after_uv_toml="no-sources = true\n" + WHEELS_UV_TOML),
+    Case("empty-uv-toml-beside-tool-uv-index", True, WHEELS_TOOL_UV, None, after_uv_toml=""),
+    # [[tool.uv.index]] gives way to uv.toml's, except where a source names it
+    Case(
+        "source-index-beside-uv-toml", True,
+        '[tool.uv.sources]\ngamma = { index = "second" }\n' + WHEELS_TOOL_UV.replace("[tool.uv]\n", "") + '\n[[tool.uv.index]]\nname = "second"\nurl = "{second}"\nformat = "flat"\nexplicit = true\n',
+        WHEELS_UV_TOML,
+    ),
     Case("unrelated-setting", True, "", WHEELS_UV_TOML, after_uv_toml='index-strategy = "first-index"\n' + WHEELS_UV_TOML),
     # uv refuses a project-only field in uv.toml (exit 2): never fresh
     Case("refused-field", False, "", WHEELS_UV_TOML, after_uv_toml='conflicts = [[{ extra = "a" }, { extra = "b" }]]\n' + WHEELS_UV_TOML),

@@ -212,17 +212,19 @@ def _compare_exclude_newer(stale: _Stale, settings: UvSettings, lock: Lock) -> N
             stale.setting(settings, "exclude-newer-package", f"for {name} {reason}")
 
 
-def _registries(settings: UvSettings, members: Iterable[Pyproject]) -> set[str] | None:
+def _registries(settings: UvSettings, root: Pyproject, members: list[Pyproject]) -> set[str] | None:
     """Registry URLs uv may record, or None when they cannot be known statically.
 
     settings: the root's (uv.toml's when there is one: uv then ignores the root's
-    [[tool.uv.index]] here, measured with uv 0.13.9); members: the workspace members, whose
-    [[tool.uv.index]] entries uv uses too (a member's explicit index for its own sources).
-    With no index configured anywhere uv checks no registry (measured: a lock from an index
-    the project no longer names stays fresh).
+    [[tool.uv.index]] here, measured with uv 0.13.9, except the ones a source names);
+    members: the workspace members, whose [[tool.uv.index]] entries uv uses too (a member's
+    explicit index for its own sources). With no index configured anywhere uv checks no
+    registry (measured: a lock from an index the project no longer names stays fresh).
     """
     member_indexes = [i for member in members for i in member.uv.get("index", [])]
-    indexes = [*settings.get("index", []), *member_indexes]
+    named = {e["index"] for project in (root, *members) for entries in project.sources().values() for e in entries if "index" in e}
+    sourced = [i for i in root.uv.get("index", []) if i.get("name") in named] if settings.is_uv_toml else []
+    indexes = [*settings.get("index", []), *member_indexes, *sourced]
     written = [i["url"] for i in indexes]
     for key in ("index-url", "extra-index-url", "find-links"):  # workspace settings: the root's only
         value = settings.get(key)
@@ -494,7 +496,7 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, settings: UvSet
             stale.setting(settings, key, f"is {settings.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}")
     _compare_exclude_newer(stale, settings, lock)
 
-    registries = _registries(settings, members)
+    registries = _registries(settings, pyproject, members)
     recorded = {p.source.value: _registry_key(p.source.value) for p in lock.packages if p.source.kind == "registry"}
     if registries is not None and None not in recorded.values():
         unknown = sorted(value for value, key in recorded.items() if key not in registries)
