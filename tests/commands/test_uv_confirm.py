@@ -306,3 +306,15 @@ def test_no_uv_toml_above_the_copy_is_read(material: LocalMaterial, tmp_path: Pa
     (temp / "uv.toml").write_text('exclude-newer = "2001-01-01T00:00:00Z"\n')
     code, findings = check(project, {**operator, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(temp)})
     assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"], findings
+
+
+def test_an_interpreter_outside_requires_python_gives_no_verdict_and_says_what_to_set(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:
+    """uv refuses an interpreter the project's requires-python excludes: the finding keeps the
+    static verdict and names the operator's knob."""
+    project = write_project(tmp_path / "newer", pyproject(material, ["alpha"]))
+    lock_project(project, material.env)
+    running = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
+    (project / "pyproject.toml").write_text(pyproject(material, ["alpha"]).replace('">=3.10"', f'">={running}"'))
+    code, findings = check(project, {k: v for k, v in env.items() if k != "UV_PYTHON"})
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
+    assert "incompatible with the project" in findings[0]["message"] and "set UV_PYTHON" in findings[0]["message"], findings
