@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from uvprojects import LocalMaterial, lock_project, static_pyproject, uv_check_reason, uv_check_result, write_project
 
 from depsync.api import lock_freshness
@@ -161,3 +163,33 @@ def test_check_fails_on_a_uv_toml_that_moves_the_index(material: LocalMaterial, 
     assert done.returncode == 1, done.stdout + done.stderr
     (finding,) = json.loads(done.stdout)["findings"]
     assert finding["rule"] == "lock-stale" and "uv.toml does not configure" in finding["message"] and "agrees" in finding["message"]
+
+
+SETTING_KEYS = ["index", "index-url", "extra-index-url", "find-links", "exclude-newer", "exclude-newer-package", "resolution",
+                "prerelease", "fork-strategy", "dependency-metadata", "no-sources", "no-index", "conflicts", "url", "name", "default"]
+scalars = st.one_of(st.text(max_size=12), st.integers(), st.booleans())
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(SETTING_KEYS), inner, max_size=3), max_leaves=10)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=st.dictionaries(st.sampled_from(SETTING_KEYS), values, max_size=5))
+def test_a_uv_toml_of_any_shape_is_findings_or_one_input_error(table: dict) -> None:
+    """Like tests/core/test_fuzz_readers.py for pyproject.toml: only a DepsyncError may escape."""
+    import tomlkit
+    from support import LOCK, PYPROJECT
+
+    from depsync.core.config import Config
+    from depsync.core.model.lock import Lock
+    from depsync.core.model.pyproject import Pyproject
+    from depsync.core.rules import freshness
+    from depsync.core.rules.inputs import CheckInputs
+
+    try:
+        text = tomlkit.dumps(table)
+    except Exception:
+        return  # not representable as TOML
+    try:
+        settings_file = UvSettings.from_uv_toml(text, "uv.toml")
+        list(freshness.check(CheckInputs(Config(), Pyproject.from_text(PYPROJECT), Lock.from_text(LOCK), uv_settings=settings_file)))
+    except DepsyncError as exc:
+        assert str(exc).strip()
