@@ -129,7 +129,10 @@ def _probes(inputs: CheckInputs, options: CheckOptions) -> tuple[list[str], list
     """Besides the files it opened: the paths a check looked for (absent ones matter too: a
     Dockerfile created later changes the result), the globs it expanded, the refs it resolved."""
     config = inputs.config
+    from depsync.shell.workspace import uv_settings_candidates
+
     files = [config.pyproject, config.lock, *(spec.path for spec in config.dockerfiles), *config.protected_paths]
+    files += uv_settings_candidates(config, inputs.pyproject)  # a uv.toml created later changes the result
     if inputs.lock is not None:
         for package in inputs.lock.packages:
             if package.source.kind in ("editable", "directory", "virtual") and package.source.value != ".":

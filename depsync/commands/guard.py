@@ -13,6 +13,7 @@ commits and lets every other push through without a word.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import sys
 import tomllib
@@ -35,7 +36,7 @@ from depsync.errors import DepsyncError
 from depsync.report import squashed as squashed_report
 from depsync.shell import git, trusted_config, uv_confirm
 from depsync.shell.sync_history import squashed_syncs_on
-from depsync.shell.workspace import FileReader
+from depsync.shell.workspace import FileReader, UvProjectFiles, uv_project_files
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,14 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     elif conflict_marker_lines(lock_here.decode(errors="replace")):
         violations.append(Violation(config.lock, "has conflict markers", f"git checkout {dev_short} -- {config.lock} && depsync lock"))
     else:
-        inputs = CheckInputs(config, Pyproject.from_text(ours, config.pyproject), Lock.from_text(lock_here.decode(), config.lock))
+        pyproject, lock = Pyproject.from_text(ours, config.pyproject), Lock.from_text(lock_here.decode(), config.lock)
+        # the members, path packages and uv.toml of this commit, read as check reads them
+        files = uv_project_files(here, config, pyproject, lock)
+        inputs = CheckInputs(
+            config, pyproject, lock, local_projects=files.local_projects, workspace_members=files.workspace_members, uv_settings=files.uv_settings,
+        )
         stale = list(freshness.check(inputs))
-        if stale and _work_tree_holds(root, config, ours.encode(), lock_here):
+        if stale and _work_tree_holds(root, here, _uv_reads(config, files)):
             # uv's word on the static verdict, where the work tree is this commit (the sync job's
             # case): a shape depsync's model does not know is no violation when uv accepts the lock
             confirmed = uv_confirm.confirm_stale(stale, inputs, root)
@@ -161,11 +167,22 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     return violations, dev_short, main_short
 
 
-def _work_tree_holds(root: Path, config: Config, pyproject: bytes, lock: bytes) -> bool:
-    """Are the work tree's pyproject.toml and uv.lock these bytes (so uv can be asked about them)?"""
+def _uv_reads(config: Config, files: UvProjectFiles) -> list[str]:
+    """The files of the commit uv's verdict depends on: pyproject.toml, uv.lock, the uv.toml
+    beside them (there or not), the settings file and the local packages' pyproject.toml."""
+    paths = [config.pyproject, config.lock, posixpath.join(posixpath.dirname(config.pyproject), "uv.toml")]
+    if files.uv_settings is not None:
+        paths.append(files.uv_settings.path)
+    return [*paths, *(posixpath.join(path, "pyproject.toml") for path in files.local_projects)]
+
+
+def _work_tree_holds(root: Path, commit: FileReader, paths: list[str]) -> bool:
+    """Does the work tree hold the commit's bytes at each path (absent where it is), so that
+    uv, which runs on the work tree, is asked about this commit?"""
+    work_tree = FileReader(root)
     try:
-        return (root / config.pyproject).read_bytes() == pyproject and (root / config.lock).read_bytes() == lock
-    except OSError:
+        return all(work_tree.read_bytes(path) == commit.read_bytes(path) for path in dict.fromkeys(paths))
+    except (OSError, DepsyncError):
         return False
 
 

@@ -11,7 +11,7 @@ Like ruff's cache, the result is addressed by everything it was computed from:
   XDG_CONFIG_HOME (git), and the values the redactor would mask (a superset of them);
 - the bytes of every input: pyproject.toml (so [tool.depsync] and the pinned uv version),
   uv.lock, the Dockerfiles, the pyproject.toml of local packages and workspace members,
-  the protected files; files that were looked for and absent count as absent, and a path
+  the uv.toml uv would read (looked for where uv looks), the protected files; files that were looked for and absent count as absent, and a path
   that became a symlink elsewhere does not match;
 - the Dockerfiles discovery could find (when no `dockerfiles` are configured): the bounded
   listing of depsync/dockerfile_scan.py is recomputed, so an added Dockerfile is a miss;

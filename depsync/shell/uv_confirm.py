@@ -3,10 +3,14 @@
 Used before a static `lock-stale` error is reported (check, reconcile's closing check, guard:
 `confirm_stale`) and by `check --deep`.
 The copy holds only what uv reads to validate a lock without building anything: every
-pyproject.toml, uv.lock, uv.toml and .python-version under the project (virtual
-environments, git metadata and caches skipped, symlinks not followed). uv runs with
-`--no-build`, so no build backend from the repository ever runs: a project whose metadata
-only a build can tell gets no verdict from uv here, and keeps depsync's static one.
+pyproject.toml, uv.lock and uv.toml under the project (virtual environments, git metadata and
+caches skipped, symlinks not followed). uv runs with `--no-build`, so no build backend from the
+repository ever runs: a project whose metadata only a build can tell gets no verdict from uv
+here, and keeps depsync's static one. Nor does an interpreter the tree names: uv executes the
+path a `.python-version` holds (`--no-build` does not stop interpreter discovery), so neither
+`.python-version` nor `.python-versions` is copied, the interpreter is depsync's choice
+(`confirm_python`: the operator's UV_PYTHON, else the one running depsync) passed as `--python`,
+which outranks anything a uv.toml or [tool.uv] says, and Python downloads are off.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,8 +33,9 @@ if TYPE_CHECKING:
     from depsync.core.findings import Finding
     from depsync.core.rules.inputs import CheckInputs
 
-# what uv reads to validate a lock offline without a build
-_COPIED = frozenset({"pyproject.toml", "uv.lock", "uv.toml", ".python-version"})
+# what uv reads to validate a lock offline without a build; never .python-version(s): uv runs
+# the interpreter such a file names, and the tree is not trusted to name one
+_COPIED = frozenset({"pyproject.toml", "uv.lock", "uv.toml"})
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 _MAX_COPIED = 5000  # files: past this the tree is not one uv project (a checkout of everything)
 # settings of the caller that would make uv check something else, or refuse --check
@@ -70,6 +77,12 @@ def run_lock_check(argv: list[str], cwd: Path, *extra: str, timeout: float = 600
         raise DepsyncError(f"uv lock --check timed out after {timeout:.0f}s") from None
 
 
+def confirm_python(environ: Mapping[str, str] | None = None) -> str:
+    """The interpreter uv validates the copy with: the operator's UV_PYTHON, else the one
+    running depsync. Never one the tree names (.python-version, a uv.toml)."""
+    return (os.environ if environ is None else environ).get("UV_PYTHON") or sys.executable
+
+
 def copy_skeleton(root: Path, dest: Path) -> int:
     """Copy the files uv validates a lock from (see _COPIED) to dest, same relative paths;
     how many. Raises DepsyncError past _MAX_COPIED."""
@@ -97,7 +110,14 @@ def ask_uv(argv: list[str], version: str, root: Path, timeout: float = CONFIRM_T
         copy = Path(scratch) / "project"
         try:
             copy_skeleton(root, copy)
-            result = run_lock_check(argv, copy, "--no-build", "-v", timeout=timeout)
+            # uv looks for a uv.toml in the directories above a project without settings of its
+            # own: an empty one here is found first, never one someone left in the temp dir
+            (Path(scratch) / "uv.toml").write_bytes(b"")
+            python = confirm_python()
+            if not python:
+                return UvWord("none", version, "no interpreter to give uv (set UV_PYTHON)")
+            # --python outranks .python-version and every config file: the tree names no interpreter
+            result = run_lock_check(argv, copy, "--no-build", "--python", python, "-v", timeout=timeout)
         except (DepsyncError, OSError) as exc:
             return UvWord("none", version, redact(str(exc))[:300])
     if result.returncode == 0:
@@ -107,7 +127,10 @@ def ask_uv(argv: list[str], version: str, root: Path, timeout: float = CONFIRM_T
     if reason:
         return UvWord("stale", version, redact(reason)[:300])
     errors = [line for line in lines if line.startswith(("error:", "cause:", "×", "╰─▶"))]
-    return UvWord("none", version, redact(" ".join(errors) or f"exit code {result.returncode}")[:300])
+    said = redact(" ".join(errors) or f"exit code {result.returncode}")[:300]
+    if "incompatible with the project" in said:
+        said += " (set UV_PYTHON to an interpreter that satisfies requires-python)"
+    return UvWord("none", version, said)
 
 
 def pinned_version(inputs: CheckInputs) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from depsync.shell.members import member_directories
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
     from depsync.core.model.lock import Lock
+    from depsync.core.model.uv_settings import UvSettings
     from depsync.core.rules.inputs import CheckInputs, ProtectedFile
 
 
@@ -166,8 +168,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         if found.truncated:
             skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
 
-    local_projects = _local_projects(reader, lock) if lock else {}
-    members = _workspace_members(root, pyproject) if ref is None else None
+    files = uv_project_files(reader, config, pyproject, lock)
 
     table = pyproject.depsync_config
     repository = git.is_repository(root)  # asked once: outside a repository it is a git process each time
@@ -183,8 +184,8 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
 
         ui.detail(f"protected paths not compared: {skipped_why}")
     return CheckInputs(
-        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "", local_projects, members, skipped,
-        dockerfiles_unparsed=unparsed,
+        config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "",
+        files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
     )
 
 
@@ -220,6 +221,55 @@ def discover_dockerfiles(reader: FileReader) -> Discovery:
             # read, then refused (its syntax, a bound): its text says whether it runs uv (a finding)
             parsed[path] = f"not read: {exc.message}" if text is None else not_parsed(text, exc)
     return decide(candidates, projects, parsed, truncated)
+
+
+@dataclass(frozen=True)
+class UvProjectFiles:
+    """What uv reads for the lock besides the root pyproject.toml and uv.lock (CheckInputs fields)."""
+
+    local_projects: dict[str, Pyproject]
+    workspace_members: frozenset[str] | None  # from the work tree only: None at a ref
+    uv_settings: UvSettings | None
+
+
+def uv_project_files(reader: FileReader, config: Config, pyproject: Pyproject, lock: Lock | None) -> UvProjectFiles:
+    """One reading of them for check, reconcile's closing check and guard."""
+    return UvProjectFiles(
+        _local_projects(reader, lock) if lock else {},
+        _workspace_members(reader.root, pyproject) if reader.ref is None else None,
+        uv_settings_file(reader, config, pyproject),
+    )
+
+
+def uv_settings_candidates(config: Config, pyproject: Pyproject) -> list[str]:
+    """Where uv looks for its settings, in order: the uv.toml beside the root pyproject (it wins
+    over [tool.uv]); without [tool.uv] there, the uv.toml and pyproject.toml of each directory
+    above (here: up to the project root; above it is the operator's)."""
+    directory = posixpath.dirname(config.pyproject)
+    candidates = [posixpath.join(directory, "uv.toml")]
+    if "uv" in pyproject.data.get("tool", {}):
+        return candidates
+    while directory:
+        directory = posixpath.dirname(directory)
+        candidates += [posixpath.join(directory, "uv.toml"), posixpath.join(directory, "pyproject.toml")]
+    return candidates
+
+
+def uv_settings_file(reader: FileReader, config: Config, pyproject: Pyproject) -> UvSettings | None:
+    """uv's resolver settings when they are not the root pyproject's [tool.uv] (None: they are)."""
+    from depsync.core.model.uv_settings import UvSettings
+
+    for path in uv_settings_candidates(config, pyproject):
+        text = reader.read_text(path, required=False)
+        if text is None:
+            continue
+        if posixpath.basename(path) == "uv.toml":
+            return UvSettings.from_uv_toml(text, path)
+        if not conflict_marker_lines(text):
+            found = Pyproject.from_text(text, path)
+            if "uv" in found.data.get("tool", {}):
+                return found.uv_settings
+    return None
 
 
 def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:

@@ -126,6 +126,38 @@ def test_uv_runs_on_a_copy_and_no_build_backend_runs(material: LocalMaterial, tm
     ), finding
 
 
+def interpreter_trap(project: Path, marker: Path) -> None:
+    """A `.python-version` (and `.python-versions`) naming a script of the tree that leaves a
+    trace when run, then behaves as a Python (uv executes the interpreter such a file names)."""
+    script = project / "tools" / "python"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    for name in (".python-version", ".python-versions"):
+        (project / name).write_text(f"{script}\n")
+
+
+def test_the_confirmation_never_runs_an_interpreter_the_tree_names(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """uv runs the path a .python-version names (`--no-build` does not stop interpreter
+    discovery): the copy has none, and uv gets depsync's interpreter. Without the operator's
+    UV_PYTHON, as in CI: the one running depsync."""
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(disagreeing, marker)
+    no_choice = {k: v for k, v in env.items() if k != "UV_PYTHON"}
+    code, findings = check(disagreeing, no_choice)
+    assert not marker.exists(), "the confirmation ran an interpreter the tree names"
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"]  # uv still answered
+
+
+def test_the_operators_uv_python_is_the_interpreter(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """UV_PYTHON is the operator's: it is the interpreter uv gets, even one uv cannot use."""
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(disagreeing, marker)
+    code, findings = check(disagreeing, {**env, "UV_PYTHON": str(tmp_path / "no-such-python")})
+    assert not marker.exists()
+    assert code == 1 and "depsync's static verdict: uv 0.13.9 gave no verdict offline" in findings[0]["message"], findings
+
+
 def test_a_confirmed_result_is_never_replayed_from_the_cache(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
     """The static findings may be cached, but uv's word is asked on every run: with uv gone
     the next run says it is the static verdict (no replay of the earlier warning)."""
@@ -182,3 +214,110 @@ def test_reconcile_and_guard_ask_uv_too(material: LocalMaterial, tmp_path: Path)
     guarded = subprocess.run([*run, "guard"], cwd=project, capture_output=True, text=True, env=env)
     assert guarded.returncode == 0, guarded.stderr
     assert "uv 0.13.9 `uv lock --check --offline` accepts it" in guarded.stderr
+
+
+MEMBER_WITH_CONFLICTS = (
+    '[project]\nname = "kappa"\nversion = "0.2.0"\nrequires-python = ">=3.10"\ndependencies = []\n\n'
+    '[project.optional-dependencies]\nold = ["beta<2"]\nnew = ["beta>=2"]\n\n'
+    '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+    '[tool.uv]\nconflicts = [[{ extra = "old" }, { extra = "new" }]]\n'
+)
+
+
+def workspace_sync(material: LocalMaterial, tmp_path: Path, main_adds: str = '"gamma"') -> tuple[Path, dict[str, str]]:
+    """A real workspace whose member declares [tool.uv] conflicts (recorded in the lock's own
+    `conflicts`), and a sync merge of main (new root dependencies) into dev (a dependency
+    group), relocked."""
+    from conftest import git
+
+    project = tmp_path / "ws"
+    root = (
+        '[project]\nname = "wsroot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["kappa", "alpha"]\n\n'
+        '[tool.uv.sources]\nkappa = { workspace = true }\n\n[tool.uv.workspace]\nmembers = ["packages/*"]\n' + material.index_toml()
+    )
+    write_project(project, root, {"packages/kappa/pyproject.toml": MEMBER_WITH_CONFLICTS})
+    lock_project(project, material.env)
+    env = {**material.env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "DEPSYNC_OWNER_REF": "dev"}
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    git(project, "checkout", "-q", "-b", "dev")
+    (project / "pyproject.toml").write_text(root + '\n[dependency-groups]\ndev = ["delta"]\n')
+    lock_project(project, material.env)
+    git(project, "commit", "-qam", "dev: a dev group")
+    git(project, "checkout", "-q", "main")
+    (project / "pyproject.toml").write_text(root.replace('"kappa", "alpha"]', f'"kappa", "alpha", {main_adds}]'))
+    lock_project(project, material.env)
+    git(project, "commit", "-qam", "main: new dependencies")
+    git(project, "checkout", "-q", "-b", "sync", "dev")
+    git(project, "merge", "-q", "--no-ff", "--no-commit", "-X", "ours", "main")
+    git(project, "checkout", "dev", "--", "uv.lock")  # dev's lock, relocked: as reconcile does
+    lock_project(project, material.env)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "sync main")
+    return project, env
+
+
+def test_guard_reads_workspace_members_as_check_does(material: LocalMaterial, tmp_path: Path) -> None:
+    """A member's conflicts are in the lock: without the member's pyproject.toml the static model
+    calls the lock stale and asks uv (every night). The guard reads the members of the merge
+    commit as check does, calls the lock fresh, and runs no uv (a uv on PATH that leaves a
+    trace would say so)."""
+    project, env = workspace_sync(material, tmp_path)
+    assert subprocess.run([sys.executable, "-m", "depsync", "check", "--static"], cwd=project, env=env, capture_output=True).returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    trace = tmp_path / "uv-ran"
+    (bin_dir / "uv").write_text(f"#!/bin/sh\ntouch {trace}\nexit 3\n")
+    (bin_dir / "uv").chmod(0o755)
+    trapped = {**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    guarded = subprocess.run([sys.executable, "-m", "depsync", "guard"], cwd=project, capture_output=True, text=True, env=trapped)
+    assert guarded.returncode == 0, guarded.stderr
+    assert not trace.exists(), "guard asked uv about a lock its static model should call fresh"
+
+
+def test_guard_never_runs_an_interpreter_the_tree_names(material: LocalMaterial, tmp_path: Path) -> None:
+    """The sync job runs guard with the push token in .git/config: the merge's .python-version
+    names a script, and the confirmation still runs depsync's interpreter only."""
+    from conftest import git
+
+    # main brings a shape depsync's static model reads as stale (WIDE_MARKER): uv is asked
+    project, env = workspace_sync(material, tmp_path, f'"epsilon; {WIDE_MARKER}"')
+    marker = tmp_path / "interpreter-ran"
+    interpreter_trap(project, marker)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "--amend", "--no-edit")
+    no_choice = {k: v for k, v in env.items() if k != "UV_PYTHON"}
+    guarded = subprocess.run([sys.executable, "-m", "depsync", "guard"], cwd=project, capture_output=True, text=True, env=no_choice)
+    assert not marker.exists(), "guard's confirmation ran an interpreter the tree names"
+    assert "accepts it" in guarded.stderr, guarded.stderr
+    # the merge took main's .python-version(s): dev's they are (reconcile writes dev's back), so
+    # guard says so; the lock itself is no violation, uv accepted it
+    assert guarded.returncode == 1 and ".python-version: differs from dev" in guarded.stderr and "uv.lock" not in guarded.stderr.split("violation(s)")[1], guarded.stderr
+
+
+def test_no_uv_toml_above_the_copy_is_read(material: LocalMaterial, tmp_path: Path) -> None:
+    """uv reads a uv.toml in the directories above a project that has no settings of its own;
+    the copy lives in the temp directory, where anyone may leave one. Here a planted cutoff
+    would turn uv's "fresh" into "stale": the confirmation never reads it."""
+    # settings from the operator's environment only: the project itself has no [tool.uv]
+    operator = {**material.env, "UV_FIND_LINKS": str(material.wheels), "UV_NO_INDEX": "1"}
+    project = write_project(tmp_path / "bare", f'[project]\nname = "bare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha; {WIDE_MARKER}"]\n')
+    lock_project(project, operator)
+    temp = tmp_path / "shared-tmp"
+    temp.mkdir()
+    (temp / "uv.toml").write_text('exclude-newer = "2001-01-01T00:00:00Z"\n')
+    code, findings = check(project, {**operator, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(temp)})
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"], findings
+
+
+def test_an_interpreter_outside_requires_python_gives_no_verdict_and_says_what_to_set(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:
+    """uv refuses an interpreter the project's requires-python excludes: the finding keeps the
+    static verdict and names the operator's knob."""
+    project = write_project(tmp_path / "newer", pyproject(material, ["alpha"]))
+    lock_project(project, material.env)
+    running = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
+    (project / "pyproject.toml").write_text(pyproject(material, ["alpha"]).replace('">=3.10"', f'">={running}"'))
+    code, findings = check(project, {k: v for k, v in env.items() if k != "UV_PYTHON"})
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
+    assert "incompatible with the project" in findings[0]["message"] and "set UV_PYTHON" in findings[0]["message"], findings

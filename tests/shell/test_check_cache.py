@@ -128,6 +128,18 @@ def test_each_changed_input_recomputes(project: Path, cache_home: Path) -> None:
     assert check() == []
 
 
+def test_a_uv_toml_created_later_is_a_changed_input(project: Path, cache_home: Path) -> None:
+    """uv.toml was looked for and absent: creating one changes uv's settings, and the result."""
+    def check() -> list[str]:
+        return rules_of(run(project, "--format", "json", "--static", cache_home=cache_home))
+
+    assert check() == []
+    (project / "uv.toml").write_text('resolution = "lowest-direct"\n')
+    assert check() == ["lock-stale"]
+    (project / "uv.toml").unlink()
+    assert check() == []
+
+
 def test_a_symlinked_input_is_not_the_same_input(project: Path, cache_home: Path, tmp_path: Path) -> None:
     assert run(project, cache_home=cache_home).returncode == 0
     outside = tmp_path / "outside.lock"

@@ -6,25 +6,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from depsync.core.model.tomltext import TomlLines, last_parse, parse_toml, strip_bom
+from depsync.core.model.tomltext import TomlLines, expect as _expect, last_parse, parse_toml, string_list as _string_list, strip_bom
+from depsync.core.model.uv_settings import UvSettings, validate_settings
 from depsync.core.names import (
     canonicalize_name,  # packaging.utils compiles regexes at import
 )
 from depsync.errors import DepsyncError
-
-
-def _expect(value: Any, kind: type | tuple[type, ...], what: str, where: str) -> Any:
-    if not isinstance(value, kind):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise DepsyncError(f"{what} must be a {names}, not {type(value).__name__}", where)
-    return value
-
-
-def _string_list(value: Any, what: str, where: str) -> tuple[str, ...]:
-    _expect(value, list, what, where)
-    for item in value:
-        _expect(item, str, f"each entry of {what}", where)
-    return tuple(value)
 
 
 _ORIGIN_TABLES = {
@@ -61,6 +48,11 @@ class Pyproject:
     @property
     def uv(self) -> dict[str, Any]:
         return self.data.get("tool", {}).get("uv", {})
+
+    @property
+    def uv_settings(self) -> UvSettings:
+        """[tool.uv] as uv's resolver settings (what uv reads when there is no uv.toml)."""
+        return UvSettings.of_table(self.path, self.uv, self.lines)
 
     @property
     def depsync_config(self) -> dict[str, Any]:
@@ -117,29 +109,7 @@ class Pyproject:
                 for key in ("editable", "workspace", "lfs"):
                     if key in entry:
                         _expect(entry[key], bool, f"tool.uv.sources.{name}.{key}", where)
-        for entry in _expect(uv.get("dependency-metadata", []), list, "[[tool.uv.dependency-metadata]]", where):
-            _expect(entry, dict, "[[tool.uv.dependency-metadata]] entry", where)
-            _expect(entry.get("name"), str, "dependency-metadata name", where)
-            if "version" in entry:
-                _expect(entry["version"], str, f"dependency-metadata {entry['name']} version", where)
-            _string_list(entry.get("requires-dist", []), f"dependency-metadata {entry['name']} requires-dist", where)
-            _string_list(entry.get("provides-extras", []), f"dependency-metadata {entry['name']} provides-extras", where)
-            if "requires-python" in entry:
-                _expect(entry["requires-python"], str, f"dependency-metadata {entry['name']} requires-python", where)
-        for entry in _expect(uv.get("index", []), list, "[[tool.uv.index]]", where):
-            _expect(entry, dict, "[[tool.uv.index]] entry", where)
-            _expect(entry.get("url"), str, "[[tool.uv.index]] url", where)
-            if "name" in entry:
-                _expect(entry["name"], str, "[[tool.uv.index]] name", where)
-        for key in ("index-url", "resolution", "prerelease", "fork-strategy", "exclude-newer"):
-            if key in uv:
-                _expect(uv[key], str, f"tool.uv.{key}", where)
-        for key in ("extra-index-url", "find-links"):
-            if key in uv:
-                _string_list([uv[key]] if isinstance(uv[key], str) else uv[key], f"tool.uv.{key}", where)
-        if "exclude-newer-package" in uv:
-            for name, value in _expect(uv["exclude-newer-package"], dict, "[tool.uv.exclude-newer-package]", where).items():
-                _expect(value, (str, bool), f"tool.uv.exclude-newer-package.{name}", where)
+        validate_settings(uv, "tool.uv", where)
         if "package" in uv:
             _expect(uv["package"], bool, "tool.uv.package", where)
         if "default-groups" in uv and not isinstance(uv["default-groups"], str):
@@ -258,14 +228,7 @@ class Pyproject:
 
     def line_of_metadata(self, name: str) -> int:
         """Line of the `name = ...` of a [[tool.uv.dependency-metadata]] entry."""
-        wanted = canonicalize_name(name)
-        for index, line in enumerate(self.lines.lines):
-            stripped = line.strip()
-            if stripped.startswith("name") and "=" in stripped:
-                value = stripped.split("=", 1)[1].strip().strip("\"'")
-                if canonicalize_name(value) == wanted and self.lines.table_of_line[index] == "tool.uv.dependency-metadata":
-                    return index + 1
-        return self.lines.table("tool.uv.dependency-metadata")
+        return self.uv_settings.line_of_metadata(name)
 
     def line_of_requirement(self, text: str, origin: str = "") -> int:
         """Line of a requirement string, looked up in the list named by origin when given."""

@@ -163,3 +163,19 @@ class TomlLines:
             if needle in self.lines[index]:
                 return index + 1
         return start
+
+
+def expect(value: Any, kind: type | tuple[type, ...], what: str, where: str) -> Any:
+    """value, when it is of kind; else a DepsyncError naming what and where."""
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise DepsyncError(f"{what} must be a {names}, not {type(value).__name__}", where)
+    return value
+
+
+def string_list(value: Any, what: str, where: str) -> tuple[str, ...]:
+    """value as a tuple, when it is a list of strings; else a DepsyncError."""
+    expect(value, list, what, where)
+    for item in value:
+        expect(item, str, f"each entry of {what}", where)
+    return tuple(value)

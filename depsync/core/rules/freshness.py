@@ -8,6 +8,7 @@ checks the prediction against real uv.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -32,6 +33,7 @@ from depsync.core.model.markers import (
     text_fallbacks,
 )
 from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.uv_settings import PROJECT_ONLY, UNMODELLED, UvSettings
 from depsync.core.model.requirements import (
     Req,
     normalize_url,
@@ -103,14 +105,19 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX) -> None:
-        """markers: the finding rests on marker comparisons, which may have fallen back to text."""
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX, file: str = "") -> None:
+        """markers: the finding rests on marker comparisons, which may have fallen back to text;
+        file: the file pyproject_line is in when it is not the pyproject (a uv.toml)."""
         note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
         if pyproject_line:
-            where, line = self.pyproject.path, pyproject_line
+            where, line = file or self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
         self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix))
+
+    def setting(self, settings: UvSettings, key: str, message: str, *, fix: str = _FIX) -> None:
+        """A finding on a resolver setting, at its line in the file uv reads it from."""
+        self.add(f"{settings.label(key)} {message}", pyproject_line=settings.line(key), fix=fix, file=settings.path)
 
     def reqs(self, what: str, expected: Iterable[Req], recorded: Iterable[Req], lock_line: int) -> None:
         missing, unpaired = diff_reqs(expected, recorded, self.requires_python)
@@ -146,10 +153,10 @@ def _metadata_requires(entry: dict[str, Any], where: str) -> list[Req]:
     return [req_from_text(text, where) for text in entry.get("requires-dist", []) or []]
 
 
-def _same_metadata(wanted: dict[str, Any], recorded: dict[str, Any], pyproject: Pyproject, lock: Lock) -> bool:
+def _same_metadata(wanted: dict[str, Any], recorded: dict[str, Any], settings: UvSettings, lock: Lock) -> bool:
     if _metadata_entry(wanted) != _metadata_entry(recorded):
         return False
-    missing, unpaired = diff_reqs(_metadata_requires(wanted, pyproject.path), _metadata_requires(recorded, lock.path))
+    missing, unpaired = diff_reqs(_metadata_requires(wanted, settings.path), _metadata_requires(recorded, lock.path))
     return not missing and not unpaired
 
 
@@ -185,16 +192,16 @@ def _same_markers(a: list[Any], b: list[Any], requires_python: str = "") -> bool
     return len(a) == len(b) and all(markers_equivalent(x, y, requires_python) for x, y in zip(a, b))
 
 
-def _compare_exclude_newer(stale: _Stale, pyproject: Pyproject, lock: Lock) -> None:
-    """[tool.uv] exclude-newer and exclude-newer-package against the lock's [options]."""
-    options, lines = lock.options, pyproject.lines
+def _compare_exclude_newer(stale: _Stale, settings: UvSettings, lock: Lock) -> None:
+    """exclude-newer and exclude-newer-package (of [tool.uv] or uv.toml) against the lock's [options]."""
+    options = lock.options
     reason = exclude_newer.change(
-        exclude_newer.parse_cutoff(pyproject.uv.get("exclude-newer")),
+        exclude_newer.parse_cutoff(settings.get("exclude-newer")),
         exclude_newer.recorded_cutoff(options.get("exclude-newer"), options.get("exclude-newer-span")),
     )
     if reason:
-        stale.add(f"[tool.uv] exclude-newer {reason}", pyproject_line=lines.key("tool.uv", "exclude-newer") or lines.table("tool.uv"))
-    wanted = {canonicalize_name(k): v for k, v in (pyproject.uv.get("exclude-newer-package") or {}).items()}
+        stale.setting(settings, "exclude-newer", reason)
+    wanted = {canonicalize_name(k): v for k, v in (settings.get("exclude-newer-package") or {}).items()}
     recorded = {canonicalize_name(k): v for k, v in (options.get("exclude-newer-package") or {}).items()}
     locked_names = lock.names()
     for name in sorted(set(wanted) | set(recorded)):
@@ -202,34 +209,51 @@ def _compare_exclude_newer(stale: _Stale, pyproject: Pyproject, lock: Lock) -> N
             continue  # uv keeps per-package cutoffs of packages in the lock only (until it relocks)
         reason = exclude_newer.change(exclude_newer.parse_cutoff(wanted.get(name)), exclude_newer.recorded_cutoff(recorded.get(name)))
         if reason:
-            stale.add(
-                f"[tool.uv] exclude-newer-package for {name} {reason}",
-                pyproject_line=lines.key("tool.uv", "exclude-newer-package") or lines.table("tool.uv.exclude-newer-package") or lines.table("tool.uv"),
-            )
+            stale.setting(settings, "exclude-newer-package", f"for {name} {reason}")
 
 
-def _registries(projects: Iterable[Pyproject]) -> set[str] | None:
+def _registries(settings: UvSettings, root: Pyproject, members: list[Pyproject]) -> set[str] | None:
     """Registry URLs uv may record, or None when they cannot be known statically.
 
-    projects: the root first, then the workspace members, whose [[tool.uv.index]] entries
-    uv uses too (a member's explicit index for its own sources, measured with uv 0.13.9).
+    settings: the root's (uv.toml's when there is one: uv then ignores the root's
+    [[tool.uv.index]] here, measured with uv 0.13.9, except the ones a source names);
+    members: the workspace members, whose [[tool.uv.index]] entries uv uses too (a member's
+    explicit index for its own sources). With no index configured anywhere uv checks no
+    registry (measured: a lock from an index the project no longer names stays fresh).
     """
-    projects = list(projects)
-    urls: set[str] = set()
-    has_default = False
-    for project in projects:
-        uv = project.uv
-        urls |= {normalize_url(i["url"]) for i in uv.get("index", [])}
-        has_default = has_default or any(i.get("default") for i in uv.get("index", []))
-    uv = projects[0].uv  # index-url, extra-index-url and find-links are workspace settings
-    for key in ("index-url", "extra-index-url", "find-links"):
-        value = uv.get(key)
-        urls.update(normalize_url(v) for v in ([value] if isinstance(value, str) else value or []))
-    if not (has_default or "index-url" in uv):
+    member_indexes = [i for member in members for i in member.uv.get("index", [])]
+    named = {e["index"] for project in (root, *members) for entries in project.sources().values() for e in entries if "index" in e}
+    sourced = [i for i in root.uv.get("index", []) if i.get("name") in named] if settings.is_uv_toml else []
+    indexes = [*settings.get("index", []), *member_indexes, *sourced]
+    written = [i["url"] for i in indexes]
+    for key in ("index-url", "extra-index-url", "find-links"):  # workspace settings: the root's only
+        value = settings.get(key)
+        written += [value] if isinstance(value, str) else value or []
+    if not written:
+        return None
+    if any(not _remote(i["url"]) and not posixpath.isabs(i["url"]) for i in member_indexes):
+        return None  # a member's relative path: recorded relative to the workspace root, not predicted
+    urls = {_registry_key(url) for url in written}
+    if not any(i.get("default") for i in indexes) and "index-url" not in settings:
         urls.add(_PYPI)
-    if any(not u.startswith(("http://", "https://")) for u in urls):
-        return None  # local paths are recorded relative to the project: not compared
-    return urls
+    if None in urls:
+        return None
+    return {url for url in urls if url is not None}
+
+
+def _remote(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def _registry_key(url: str) -> str | None:
+    """An index location as uv records it in the lock (measured with uv 0.13.9): a URL without
+    its trailing slash; a local path as written, normalized (`./wheels/` is `wheels`); None for
+    a form depsync does not predict (`file://`, `~`, another scheme)."""
+    if _remote(url):
+        return normalize_url(url)
+    if not url or "://" in url or url.startswith("~"):
+        return None
+    return posixpath.normpath(url)
 
 
 def _members(inputs: CheckInputs, lock: Lock) -> list[Pyproject]:
@@ -249,7 +273,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
         # findings are collected inside it, so the budget never outlives a paused generator
         with marker_budget():
-            findings = [*_check(pyproject, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
+            settings = inputs.uv_settings or pyproject.uv_settings
+            findings = [*_check(pyproject, settings, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
     yield from findings
@@ -366,8 +391,9 @@ def _compare_groups(stale: _Stale, project: Pyproject, package: Any, expected: E
             stale.reqs(f"group {group}", wanted_dev[group], lock.reqs(recorded, f"requires-dev.{group}"), package.line)
 
 
-def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterator[Finding]:
-    """The root project (or a workspace root without [project]) and the workspace-wide inputs."""
+def _check(pyproject: Pyproject, settings: UvSettings, lock: Lock, members: list[Pyproject]) -> Iterator[Finding]:
+    """The root project (or a workspace root without [project]) and the workspace-wide inputs;
+    settings: uv's resolver settings (a uv.toml's, else the root's [tool.uv])."""
     stale = _Stale(pyproject, lock)
     if pyproject.name:
         expected = _check_root_project(stale, pyproject, lock)
@@ -377,7 +403,7 @@ def _check(pyproject: Pyproject, lock: Lock, members: list[Pyproject]) -> Iterat
     else:
         _check_projectless_root(stale, pyproject, lock)
         expected = expected_inputs(pyproject, Context())
-    _check_workspace_inputs(stale, pyproject, lock, members, expected)
+    _check_workspace_inputs(stale, pyproject, settings, lock, members, expected)
     yield from stale.findings
 
 
@@ -415,9 +441,10 @@ def _check_root_project(stale: _Stale, pyproject: Pyproject, lock: Lock) -> Expe
     return _compare_metadata(stale, pyproject, root, Context())
 
 
-def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, lock: Lock, members: list[Pyproject], expected: ExpectedInputs) -> None:
+def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, settings: UvSettings, lock: Lock, members: list[Pyproject], expected: ExpectedInputs) -> None:
     """[manifest] lists, dependency-metadata, conflicts, environments and [options]: the
-    workspace root's [tool.uv] settings, with or without a [project] table."""
+    workspace root's [tool.uv] (its resolver settings: uv.toml's when there is one), with or
+    without a [project] table."""
     lines = pyproject.lines
     manifest = lock.manifest
     manifest_line = lock.line_of_table("manifest")
@@ -428,17 +455,20 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, lock: Lock, mem
     ):
         stale.reqs(what, wanted, lock.reqs(manifest.get(key, []), f"manifest.{key}"), manifest_line)
 
-    wanted_meta = {canonicalize_name(e["name"]): e for e in pyproject.dependency_metadata()}
+    _check_settings_file(stale, settings)
+    wanted_meta = {canonicalize_name(e["name"]): e for e in settings.dependency_metadata()}
     recorded_meta = {canonicalize_name(str(e.get("name", ""))): e for e in manifest.get("dependency-metadata", []) if isinstance(e, dict)}
+    declared_in = settings.path if settings.is_uv_toml else "pyproject"
     for name in sorted(set(wanted_meta) | set(recorded_meta)):
         if name not in recorded_meta:
-            stale.add(f"dependency-metadata for {name} is not in the lock", pyproject_line=pyproject.line_of_metadata(name))
+            stale.add(f"dependency-metadata for {name} is not in the lock", pyproject_line=settings.line_of_metadata(name), file=settings.path)
         elif name not in wanted_meta:
-            stale.add(f"the lock records dependency-metadata for {name}, which pyproject no longer declares", lock_line=manifest_line)
-        elif not _same_metadata(wanted_meta[name], recorded_meta[name], pyproject, lock):
+            stale.add(f"the lock records dependency-metadata for {name}, which {declared_in} no longer declares", lock_line=manifest_line)
+        elif not _same_metadata(wanted_meta[name], recorded_meta[name], settings, lock):
             stale.add(
-                f"dependency-metadata for {name} changed (pyproject version {wanted_meta[name].get('version')!r}, lock {recorded_meta[name].get('version')!r})",
-                pyproject_line=pyproject.line_of_metadata(name),
+                f"dependency-metadata for {name} changed ({declared_in} version {wanted_meta[name].get('version')!r}, lock {recorded_meta[name].get('version')!r})",
+                pyproject_line=settings.line_of_metadata(name),
+                file=settings.path,
             )
 
     # uv gathers [tool.uv] conflicts from every workspace member (package defaults to the member)
@@ -462,15 +492,29 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, lock: Lock, mem
         ("prerelease", "prerelease-mode", "if-necessary-or-explicit"),
         ("fork-strategy", "fork-strategy", "requires-python"),
     ):
-        if pyproject.uv.get(key, default) != options.get(lock_key, default):
-            stale.add(f"[tool.uv] {key} is {pyproject.uv.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}", pyproject_line=lines.key("tool.uv", key))
-    _compare_exclude_newer(stale, pyproject, lock)
+        if settings.get(key, default) != options.get(lock_key, default):
+            stale.setting(settings, key, f"is {settings.get(key, default)!r} but the lock was made with {options.get(lock_key, default)!r}")
+    _compare_exclude_newer(stale, settings, lock)
 
-    registries = _registries([pyproject, *members])
-    if registries is not None:
-        unknown = sorted({p.source.value for p in lock.packages if p.source.kind == "registry"} - registries)
+    registries = _registries(settings, pyproject, members)
+    recorded = {p.source.value: _registry_key(p.source.value) for p in lock.packages if p.source.kind == "registry"}
+    if registries is not None and None not in recorded.values():
+        unknown = sorted(value for value, key in recorded.items() if key not in registries)
+        configured_in = settings.path if settings.is_uv_toml else "pyproject"
         for url in unknown:
-            stale.add(f"packages come from index {url}, which pyproject does not configure", lock_line=lock.line_of_key("version"))
+            stale.add(f"packages come from index {url}, which {configured_in} does not configure", lock_line=lock.line_of_key("version"))
+
+
+def _check_settings_file(stale: _Stale, settings: UvSettings) -> None:
+    """What depsync cannot compare: a uv.toml field uv refuses (uv then cannot lock at all), and
+    settings it does not model (only uv can then say the lock is fresh)."""
+    if settings.is_uv_toml:
+        for key in PROJECT_ONLY:
+            if key in settings:
+                stale.setting(settings, key, "is refused by uv in a uv.toml (it belongs in pyproject.toml [tool.uv]): uv cannot lock", fix=f"move `{key}` to [tool.uv] in pyproject.toml, then run `depsync lock`")
+    for key in UNMODELLED:
+        if settings.get(key):
+            stale.setting(settings, key, "changes what uv accepts as a lock, and depsync does not model it: only uv can call this lock fresh", fix="run `depsync check --deep` (or `uv lock --check`); relock with `depsync lock` if uv says stale")
 
 
 REPORT_URL = "https://github.com/depsync/depsync/issues"  # where a disagreement with uv is reported

@@ -11,6 +11,7 @@ from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.uv_settings import UvSettings
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class CheckInputs:
     dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
     # of those, the ones that run uv on the project but do not parse or are past a bound (docker-unparsed)
     dockerfiles_unparsed: tuple[Unparsed, ...] = ()
+    # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
+    # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
+    uv_settings: UvSettings | None = None
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]
