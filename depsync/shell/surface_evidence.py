@@ -38,6 +38,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from depsync.core.module_names import candidates
 from depsync.core.sync.surface import Use
 from depsync.errors import DepsyncError
 from depsync.shell import git
@@ -140,7 +141,7 @@ def module_names(root: Path, packages: Iterable[str], commits: tuple[str, ...] =
                 modules = _top_levels(dist_info)
                 if modules:
                     found[project] = modules
-    return {p: tuple(sorted(found.get(p) or {p.replace("-", "_").replace(".", "_")})) for p in sorted(wanted)}
+    return {p: tuple(sorted(found[p])) if p in found else candidates(p)[0] for p in sorted(wanted)}
 
 
 # -- the files ---------------------------------------------------------------------------------
@@ -296,17 +297,20 @@ def _guarded(handlers: list[ast.ExceptHandler]) -> bool:
 
 
 def _imports(tree: ast.AST) -> Iterator[tuple[str, int, bool]]:
-    """(top-level module, line, guarded) of every absolute import in a module."""
+    """(dotted module, line, guarded) of every absolute import in a module (`from a import b`
+    also as `a.b`: b may be a submodule)."""
 
     def visit(node: ast.AST, guarded: bool) -> Iterator[tuple[str, int, bool]]:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield alias.name.split(".", 1)[0], node.lineno, guarded
+                yield alias.name, node.lineno, guarded
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            yield node.module.split(".", 1)[0], node.lineno, guarded
+            yield node.module, node.lineno, guarded
+            for alias in node.names:  # `from nemo import lens` imports nemo.lens
+                yield f"{node.module}.{alias.name}", node.lineno, guarded
         elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and (getattr(node.func, "id", None) or getattr(node.func, "attr", "")) == "import_module":
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                yield node.args[0].value.split(".", 1)[0], node.lineno, True  # dynamic: the caller handles absence
+                yield node.args[0].value, node.lineno, True  # dynamic: the caller handles absence
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             inner = guarded or _guarded(node.handlers)  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
@@ -320,6 +324,14 @@ def _imports(tree: ast.AST) -> Iterator[tuple[str, int, bool]]:
     yield from visit(tree, False)
 
 
+def _spelled(module: str) -> bytes:
+    """A regex for a dotted module name as code writes it: `a.b`, or `from a import b`."""
+    parts = [re.escape(p.encode()) for p in module.split(".")]
+    if len(parts) == 1:
+        return parts[0]
+    return rb"(?:" + rb"\.".join(parts) + rb"|" + rb"\.".join(parts[:-1]) + rb"\s+import\b[^\n]*\b" + parts[-1] + rb")"
+
+
 def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[str, ...]]) -> tuple[dict[str, Use], str]:
     """How the files use each package (by its module names), and what was scanned."""
     by_module: dict[str, list[str]] = {}
@@ -328,7 +340,8 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
             by_module.setdefault(name, []).append(package)
     if not by_module:
         return {}, "nothing to look for"
-    needle = re.compile(rb"\b(?:" + b"|".join(re.escape(m.encode()) for m in sorted(by_module)) + rb")\b")
+    # a namespace path (`nemo.lens`) is found in `from nemo.lens.x import` and `from nemo import lens`
+    needle = re.compile(rb"\b(?:" + b"|".join(_spelled(m) for m in sorted(by_module)) + rb")\b")
     places: dict[str, dict[bool, list[str]]] = {p: {False: [], True: []} for p in modules}
     unreadable: dict[str, int] = {}
     count = 0
@@ -342,15 +355,19 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
             # lazily, and only the first MAX_PLACES of each package kept: a file of a million
             # `import six` costs its parse, never a string per import
             for module, line, guarded in _imports(ast.parse(data, filename=path)):
-                for package in by_module.get(module, ()):
-                    kept = places[package][guarded]
-                    if len(kept) < MAX_PLACES:
-                        kept.append(f"{path}:{line}")
+                parts = module.split(".")
+                prefixes = {".".join(parts[: i + 1]) for i in range(len(parts))}  # `PIL` and `nemo.lens` match `PIL.Image`, `nemo.lens.x`
+                for package in {p for prefix in prefixes for p in by_module.get(prefix, ())}:
+                    kept, place = places[package][guarded], f"{path}:{line}"
+                    if len(kept) < MAX_PLACES and place not in kept:  # `from a import b` is a and a.b: one place
+                        kept.append(place)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             # not Python depsync can read (conflict markers, a newer syntax, nested past the
             # interpreter's limit): what it imports is unknown, so each package it names says so
-            for module in {m.decode() for m in needle.findall(data)}:
-                for package in by_module.get(module, ()):
+            for module in by_module:
+                if not re.search(rb"\b" + _spelled(module) + rb"\b", data):
+                    continue
+                for package in by_module[module]:
                     unreadable[package] = unreadable.get(package, 0) + 1
     scope = f"{count} Python files scanned"
     uses = {}

@@ -297,7 +297,7 @@ def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: P
     if not (REPO / ".venv").is_dir():
         pytest.skip("no .venv in the checkout")
     names = module_names(REPO, ["PyYAML", "tomlkit", "no-such-dist"])
-    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist",)
+    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist", "no.such.dist", "such_dist")  # the name, its namespace path, without a vendor word
     head = git(REPO, "rev-parse", "HEAD").strip()
     uses = merged_code_uses(REPO, ["tomlkit", "no-such-dist"], head, merged_in_work_tree=False)
     assert uses["tomlkit"].strength == "import" and any(w.startswith("depsync/") for w in uses["tomlkit"].where)
@@ -395,3 +395,28 @@ def test_module_names_from_wheels_in_uvs_cache(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "uv-cache" / "archive-v0" / "link").symlink_to(tmp_path)  # never followed
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     assert module_names(tmp_path / "project-without-venv", ["Pillow", "gigatoken"]) == {"gigatoken": ("gigatoken",), "pillow": ("PIL",)}
+
+
+def test_module_names_without_an_installed_copy() -> None:
+    """A CI sync has no .venv: renamed distributions come from the table, namespace packages
+    from the dotted name, vendor-prefixed ones without the prefix; each matched as a dotted prefix."""
+    from depsync.core.module_names import candidates
+
+    assert candidates("pillow") == (("PIL",), "depsync's table of renamed distributions")
+    assert candidates("nemo-lens")[0] == ("nemo_lens", "nemo.lens")
+    assert "pydantic_config" in candidates("prime-pydantic-config")[0] and "dateutil" in candidates("python-dateutil")[0]
+    files = [
+        ("m/ckpt.py", b"try:\n    from nemo.lens.helpers import managed_span\nexcept ImportError:\n    pass\n"),
+        ("m/img.py", b"from PIL import Image\n"),
+        ("m/other.py", b"import nemo.collections\nfrom nemo import lensing\n"),  # another package of the namespace
+        ("m/cfg.py", b"from pydantic_config import parse\n"),
+    ]
+    wanted = {name: candidates(name)[0] for name in ("nemo-lens", "pillow", "prime-pydantic-config", "nemo-toolkit")}
+    uses, _ = scan_uses(files, wanted)
+    assert (uses["nemo-lens"].strength, uses["nemo-lens"].where) == ("guarded", ("m/ckpt.py:2",))
+    assert (uses["pillow"].strength, uses["pillow"].where) == ("import", ("m/img.py:1",))
+    assert uses["prime-pydantic-config"].strength == "import"
+    assert uses["nemo-toolkit"].strength == "none"  # `nemo.toolkit` is not `nemo.collections`
+    # `from nemo import lens` imports the namespace package too
+    uses, _ = scan_uses([("x.py", b"from nemo import lens\n")], {"nemo-lens": candidates("nemo-lens")[0]})
+    assert uses["nemo-lens"].strength == "import"
