@@ -92,6 +92,14 @@ def test_main_removing_a_key_removes_it_and_an_emptied_table() -> None:
     assert by_key(decisions)["project.scripts.app"].case == "main-removed"
 
 
+def test_main_removing_the_last_key_of_an_inline_table_removes_the_inline_table() -> None:
+    # seen replaying PrimeIntellect-ai/verifiers de7ddb3462..0080475390: main dropped the table whole
+    base = BASE + '\n[tool.uv.extra-build-variables]\nflash-attn = { FLASH_ATTENTION_SKIP_CUDA_BUILD = "TRUE" }\n'
+    text, decisions = merged(base, base, BASE)
+    assert "extra-build-variables" not in tomllib.loads(text)["tool"]["uv"]
+    assert [d.key for d in decisions] == ["tool.uv.extra-build-variables.flash-attn.FLASH_ATTENTION_SKIP_CUDA_BUILD"]
+
+
 def test_the_surface_and_the_owners_config_are_not_decided_here() -> None:
     dev = BASE + '\n[tool.depsync]\nowner-ref = "dev"\n'
     main = BASE.replace('dependencies = ["requests"]', 'dependencies = ["requests", "numpy"]') + '\n[tool.depsync]\nowner-ref = "main"\n\n[tool.uv.sources]\nnumpy = { git = "https://x/numpy.git" }\n'

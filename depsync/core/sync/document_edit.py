@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import tomlkit
-from tomlkit.items import AoT, Array, Table
+from tomlkit.items import AoT, Array, InlineTable, Table
 
 from depsync.core.sync.document import KeyDecision, Path, _element_key, comparable, dotted, value_at
 from depsync.core.tomledit import insert_after
@@ -121,10 +121,11 @@ def _rebuilt(prefix: Path, leaves: dict[Path, Any]) -> dict[str, Any]:
 
 
 def _prune_empty(doc: Any, path: Path) -> None:
-    """Remove tables left empty by a removal, up the path (a table dev had empty stays: only ours)."""
+    """Remove tables left empty by a removal, up the path (a table dev had empty stays: only ours).
+    Inline ones too: `flash-attn = {}` left behind is a value neither side has."""
     for depth in range(len(path), 0, -1):
         node = _node(doc, path[:depth])
-        if isinstance(node, Table) and len(node) == 0:
+        if isinstance(node, Table | InlineTable) and len(node) == 0:
             parent = _node(doc, path[: depth - 1]) if depth > 1 else doc
             del parent[path[depth - 1]]
         else:
