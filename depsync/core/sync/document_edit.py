@@ -46,7 +46,12 @@ def _set(parent: Any, main_parent: Any, key: str, item: Any) -> None:
         earlier = keys[: keys.index(key)] if key in keys else []
         before = next((k for k in reversed(earlier) if k in parent), None)
     container = _container(parent)
-    if before is not None and hasattr(container, "body") and not isinstance(item, Table | AoT):
+    # a plain key goes after a plain key only: after a sub-table it would land in that table's
+    # text, and a header-less table ([tool.uv.sources] with no [tool.uv]) has no place of its own
+    # (tomlkit's own append gives it a header and puts the key before the sub-tables)
+    after_plain = before is not None and not isinstance(parent.get(before), Table | AoT)
+    headerless = isinstance(parent, Table) and parent.is_super_table()
+    if after_plain and not headerless and hasattr(container, "body") and not isinstance(item, Table | AoT):
         insert_after(container, key, item, after=before)
     else:
         parent[key] = item
