@@ -29,8 +29,13 @@ entry, or any other leaf key path of pyproject (arrays whole):
 Printed per replay and totals, with the flag rate (flagged / listed entries of the plan) and the
 wall time of each reconcile.
 
-    python bench/replay_real.py [--pairs bench/replay_real.toml] [--mirrors /work/.mirror]
+    python bench/replay_real.py [--pairs bench/replay_real.toml] [--mirrors /work/.mirror] [--pair SHA]
+        [--control dev|main]
         [--repo OWNER/NAME ...] [--pick 5] [--write-pairs] [--keep] [--json out.json] [-v]
+
+--control dev judges dev's own file against a plan naming nothing (every main change must show as a
+silent revert: the judge's own check), --control main main's file (dev's changes show as lost).
+bench/results/replay-real.txt is a run's output.
 
 The pair list (bench/replay_real.toml) names each repository, optionally its branch and project
 directory, and the pairs; a repository without pairs gets `--pick` pairs chosen from its history
@@ -610,6 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repo", action="append", default=[], help="only these repositories (owner/name)")
     parser.add_argument("--pick", type=int, default=5, help="pairs per repository that lists none")
     parser.add_argument("--write-pairs", action="store_true", help="write the picked pairs back into --pairs")
+    parser.add_argument("--pair", action="append", default=[], help="only the pairs whose older or newer commit starts with this")
     parser.add_argument("--keep", action="store_true", help="keep the temp repositories")
     parser.add_argument("--json", type=Path, help="write every replay's findings here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each summary")
@@ -633,6 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         position = {c: i for i, c in enumerate(line)}
         for variant, (older, newer) in enumerate(entry["pairs"]):
             older, newer = git(mirror, "rev-parse", older).strip(), git(mirror, "rev-parse", newer).strip()
+            if args.pair and not any(older.startswith(p) or newer.startswith(p) for p in args.pair):
+                continue
             distance = position.get(older, -1) - position.get(newer, 0)
             try:
                 replay = replay_pair(mirror, repo, project, older, newer, variant, distance, args.keep, args.verbose, args.control)
