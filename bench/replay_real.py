@@ -6,7 +6,8 @@ default branch, both touching pyproject.toml and uv.lock, 5-60 first-parent comm
 - a temp repository: `base` = O's files; `dev` = base plus one synthetic commit that edits
   pyproject (a dev-only requirement in a dependency group; one setting outside the dependency
   surface: a `[tool.ruff]` value, a script or a pytest option; in odd replays also an entry
-  main changes between O and N, edited differently: a conflict); `main` = base plus N's files.
+  main changes between O and N, edited differently: a conflict) and, in a workspace, the same two
+  edits in the member pyproject main changes most; `main` = base plus N's files.
   Files taken: every pyproject.toml, the project's uv.lock, uv.toml, .python-version, and the
   Python files (capped: so import evidence has something to read);
 - on a branch from dev: `git merge --no-commit --no-ff main`, nothing resolved, then
@@ -315,6 +316,47 @@ def synthesize(text: str, base: Mapping[str, Any], main: Mapping[str, Any] | Non
     return tomlkit.dumps(doc), what
 
 
+def member_paths(root_data: Mapping[str, Any], files: Mapping[str, bytes], prefix: str) -> list[str]:
+    """The workspace members' pyproject.toml paths among files (uv's member globs, excludes honoured)."""
+    workspace = root_data.get("tool", {}).get("uv", {}).get("workspace") or {}
+    out = []
+    for path in sorted(files):
+        if not path.endswith("/pyproject.toml") or not path.startswith(prefix):
+            continue
+        directory = path[len(prefix) : -len("/pyproject.toml")]
+        if any(fnmatch.fnmatch(directory, g) for g in workspace.get("members") or []) and not any(fnmatch.fnmatch(directory, g) for g in workspace.get("exclude") or []):
+            out.append(path)
+    return out
+
+
+def synthesize_member(files: Mapping[str, bytes], main_files: Mapping[str, bytes], members: Sequence[str], variant: int) -> tuple[str, str, list[str]] | None:
+    """One member's pyproject with a dev-only requirement in a group and, in odd replays, an entry
+    main changes edited differently: (path, text, what). The member main changes most is chosen."""
+    def parse(blob: bytes | None) -> dict[str, Any] | None:
+        try:
+            return None if blob is None else tomllib.loads(blob.decode())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None
+    candidates = [(len(set(units(parse(files[p])).items()) ^ set(units(parse(main_files.get(p))).items())), p) for p in members if parse(files[p]) is not None and "project" in parse(files[p])]
+    if not candidates:
+        return None
+    _, path = max(candidates)
+    text = files[path].decode()
+    doc = tomlkit.parse(text)
+    groups = doc.get("dependency-groups")
+    if groups is None:
+        groups = tomlkit.table()
+        doc["dependency-groups"] = groups
+    if not isinstance(groups.get("dev"), list):
+        groups["dev"] = tomlkit.array()
+    groups["dev"].append(f"{PROBE}>=1.0")
+    what = [f"{path}: dependency-groups.dev += {PROBE}"]
+    main = parse(main_files.get(path))
+    if variant % 2 == 1 and main is not None:
+        what.append(f"{path}: {_conflict_edit(doc, parse(files[path]) or {}, main)}")
+    return path, tomlkit.dumps(doc), what
+
+
 def _conflict_edit(doc: Any, base: Mapping[str, Any], main: Mapping[str, Any]) -> str:
     """Edit, differently, one entry main changes: a requirement in [project] first, else a scalar key."""
     b, m = req_tables(base), req_tables(main)
@@ -524,7 +566,10 @@ def judge(replay: Replay, base: dict[str, Any], dev: dict[str, Any], main: dict[
             replay.inconsistent.append(f"foreign value {label}: result {_show(r)} dev {_show(d)} main {_show(m)} base {_show(b)}")
 
 
-def member_reverts(tmp: Path, base_files: Mapping[str, bytes], main_files: Mapping[str, bytes], root_pyproject: str) -> list[str]:
+def member_reverts(tmp: Path, base_files: Mapping[str, bytes], main_files: Mapping[str, bytes], root_pyproject: str, dev_members: Mapping[str, str]) -> list[str]:
+    """Member units main changed that the result does not have as main has them (units dev's
+    synthetic commit also changed are conflicts, judged as lost dev changes; a member that does
+    not parse is an inconsistency)."""
     out = []
     for path in sorted(set(base_files) | set(main_files)):
         if not path.endswith("pyproject.toml") or path == root_pyproject:
@@ -534,9 +579,13 @@ def member_reverts(tmp: Path, base_files: Mapping[str, bytes], main_files: Mappi
             b, m = units(parse(base_files.get(path))), units(parse(main_files.get(path)))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             continue
-        r = units(_load(tmp / path)) if (tmp / path).exists() else {}
+        result = _load(tmp / path)
+        if result is None and (tmp / path).exists():
+            continue
+        r = units(result)
+        d = units(tomllib.loads(dev_members[path])) if path in dev_members else b
         for unit in sorted(set(b) | set(m), key=repr):
-            if b.get(unit) != m.get(unit) and r.get(unit) != m.get(unit):
+            if b.get(unit) != m.get(unit) and r.get(unit) != m.get(unit) and d.get(unit) == b.get(unit):
                 out.append(f"{path}: {unit[0]} {dotted(unit[1:]) if unit[0] == 'key' else ' '.join(unit[1:])}: main {_show(m.get(unit))} result {_show(r.get(unit))}")
     return out
 
@@ -559,6 +608,13 @@ def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, v
         dev_text, replay.synthetic = synthesize(base_text, base, main, variant)
         git(None, "checkout", "-q", "-b", "dev", cwd=tmp)
         (tmp / root_pyproject).write_text(dev_text)
+        dev_members: dict[str, str] = {}
+        member_edit = synthesize_member(base_files, main_files, member_paths(base, base_files, prefix), variant)
+        if member_edit is not None:
+            path, text, what = member_edit
+            (tmp / path).write_text(text)
+            dev_members[path] = text
+            replay.synthetic += what
         commit_all(tmp, "dev: synthetic edit of pyproject")
         git(None, "checkout", "-q", "-b", "main", "base", cwd=tmp)
         write_tree(tmp, main_files)
@@ -594,7 +650,27 @@ def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, v
                 write_tree(side_root, files)
                 known.update(consistency(side_root, side_root / project if prefix else side_root, tomllib.loads(files[root_pyproject].decode())))
             replay.inconsistent += [p for p in consistency(tmp, project_dir, result) if p not in known]
-        replay.member_silent = member_reverts(tmp, base_files, main_files, root_pyproject)
+        replay.member_silent = member_reverts(tmp, base_files, main_files, root_pyproject, dev_members)
+        unmerged = set(plan.data.get("unmerged") or [])
+        replay.member_silent = [m for m in replay.member_silent if m.split(":", 1)[0] not in unmerged]  # named by the plan
+        for path, text in dev_members.items():
+            moved = path
+            if not (tmp / path).exists():  # git followed main's rename: find the member by its name
+                name = tomllib.loads(text).get("project", {}).get("name")
+                moved = next((str(p.relative_to(tmp)) for p in tmp.rglob("pyproject.toml") if (_load(p) or {}).get("project", {}).get("name") == name), path)
+            result_member = _load(tmp / moved)
+            if path in unmerged:
+                continue
+            if result_member is None and not (tmp / moved).exists():
+                replay.lost.append(f"{path}: dev edited it, the result has no such member")
+                continue
+            if result_member is None:
+                replay.inconsistent.append(f"{moved}: does not parse after reconcile (git's conflict markers left: reconcile does not merge member pyprojects)")
+                continue
+            b, d, r = units(tomllib.loads(base_files[path].decode())), units(tomllib.loads(text)), units(result_member)
+            for unit in sorted(set(b) | set(d), key=repr):
+                if b.get(unit) != d.get(unit) and r.get(unit) != d.get(unit):
+                    replay.lost.append(f"{path}: {unit[0]} {' '.join(unit[1:])}: dev {_show(d.get(unit))} result {_show(r.get(unit))}")
         if verbose:
             print((tmp / ".summary.md").read_text()[:4000])
         return replay
