@@ -590,7 +590,7 @@ def member_reverts(tmp: Path, base_files: Mapping[str, bytes], main_files: Mappi
     return out
 
 
-def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, variant: int, distance: int, keep: bool, verbose: bool, control: str = "") -> Replay:
+def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, variant: int, distance: int, keep: bool, verbose: bool, control: str = "", side: str = "") -> Replay:
     replay = Replay(repo, older[:10], newer[:10], distance)
     prefix = f"{project.rstrip('/')}/" if project not in ("", ".") else ""
     root_pyproject = f"{prefix}pyproject.toml"
@@ -626,7 +626,7 @@ def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, v
         env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "DEPSYNC_"))}
         env["PATH"] = f"{DEPSYNC.parent}:{env.get('PATH', '')}"
         started = time.perf_counter()
-        done = subprocess.run([str(DEPSYNC), "reconcile", "--no-lock", "--no-fetch", "--dev", "dev", "--main", "main", "--plan-json", str(tmp / ".plan.json"), "--summary", str(tmp / ".summary.md"), "--color", "never", "-q"],
+        done = subprocess.run([str(DEPSYNC), "reconcile", "--no-lock", "--no-fetch", "--dev", "dev", "--main", "main", "--plan-json", str(tmp / ".plan.json"), "--summary", str(tmp / ".summary.md"), "--color", "never", "-q", *(["--default-side", side] if side else [])],
                               cwd=project_dir, env=env, capture_output=True, text=True, check=False)
         replay.seconds = time.perf_counter() - started
         replay.exit_code = done.returncode
@@ -695,6 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp repositories")
     parser.add_argument("--json", type=Path, help="write every replay's findings here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each summary")
+    parser.add_argument("--default-side", choices=("dev", "main"), default="", help="passed to reconcile (default: its own default, dev)")
     parser.add_argument("--control", choices=("dev", "main"), default="", help="judge dev's (main's) own file with a plan naming nothing: every main (dev) change must show up")
     args = parser.parse_args(argv)
     listing = tomllib.loads(args.pairs.read_text())
@@ -719,7 +720,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             distance = position.get(older, -1) - position.get(newer, 0)
             try:
-                replay = replay_pair(mirror, repo, project, older, newer, variant, distance, args.keep, args.verbose, args.control)
+                replay = replay_pair(mirror, repo, project, older, newer, variant, distance, args.keep, args.verbose, args.control, args.default_side)
             except Exception as error:  # noqa: BLE001 - one broken replay is reported, the rest run
                 replay = Replay(repo, older[:10], newer[:10], distance, exit_code=-1, stderr=f"harness: {error}")
             replays.append(replay)
