@@ -448,6 +448,7 @@ class Replay:
     listed: int = 0
     flagged: int = 0
     git_conflicts: list[str] = field(default_factory=list)
+    flag_rules: dict[str, int] = field(default_factory=dict)  # rule of each flagged entry -> count
 
 
 def _show(value: Any) -> str:
@@ -639,6 +640,10 @@ def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, v
             plan = Plan({})
         listed = plan.listed()
         replay.listed, replay.flagged = len(listed), sum(bool(e.get("needs_review")) for e in listed)
+        for e in listed:
+            if e.get("needs_review"):
+                rule = str(e.get("rule") or e.get("case"))
+                replay.flag_rules[rule] = replay.flag_rules.get(rule, 0) + 1
         result = _load(tmp / root_pyproject)
         judge(replay, base, tomllib.loads(dev_text), main, result, plan)
         if result is not None:
@@ -759,6 +764,12 @@ def totals(replays: Sequence[Replay]) -> None:
         total = [a + b for a, b in zip(total, row)]
         print(f"| {repo} | " + " | ".join(str(v) for v in row[:9]) + f" | {row[9]}/{row[10]} |")
     print("| **total** | " + " | ".join(str(v) for v in total[:9]) + f" | {total[9]}/{total[10]} ({total[9] / max(total[10], 1):.0%}) |")
+    rules: dict[str, int] = {}
+    for r in replays:
+        for rule, count in r.flag_rules.items():
+            rules[rule] = rules.get(rule, 0) + count
+    if rules:
+        print("\nflagged entries by rule: " + ", ".join(f"{rule} {count}" for rule, count in sorted(rules.items(), key=lambda x: -x[1])))
     times = sorted(r.seconds for r in ran if r.seconds)
     if times:
         print(f"\nwall time per reconcile: median {times[len(times) // 2]:.2f}s, max {times[-1]:.2f}s, total {sum(times):.1f}s over {len(times)}")
