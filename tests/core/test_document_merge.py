@@ -92,6 +92,29 @@ def test_main_removing_a_key_removes_it_and_an_emptied_table() -> None:
     assert by_key(decisions)["project.scripts.app"].case == "main-removed"
 
 
+def test_main_removing_the_last_key_of_an_inline_table_removes_the_inline_table() -> None:
+    # seen replaying PrimeIntellect-ai/verifiers de7ddb3462..0080475390: main dropped the table whole
+    base = BASE + '\n[tool.uv.extra-build-variables]\nflash-attn = { FLASH_ATTENTION_SKIP_CUDA_BUILD = "TRUE" }\n'
+    text, decisions = merged(base, base, BASE)
+    assert "extra-build-variables" not in tomllib.loads(text)["tool"]["uv"]
+    assert [d.key for d in decisions] == ["tool.uv.extra-build-variables.flash-attn.FLASH_ATTENTION_SKIP_CUDA_BUILD"]
+
+
+def test_a_key_main_adds_to_a_table_dev_writes_only_as_sub_tables_lands_in_that_table() -> None:
+    # seen replaying Lightricks/LTX-2 5cb97a9f07..7954dcb0d9: dev has [tool.uv.sources] and
+    # [tool.uv.workspace] but no [tool.uv] header; main adds one with a plain key after sources
+    dev = '[project]\nname = "app"\n\n[tool.uv.sources]\na = { workspace = true }\n\n[tool.uv.workspace]\nmembers = ["p/*"]\n'
+    main = '[project]\nname = "app"\n\n[tool.uv.sources]\na = { workspace = true }\n\n[tool.uv]\nno-build-isolation-package = ["k"]\n\n[tool.uv.workspace]\nmembers = ["p/*"]\nexclude = ["p/k"]\n'
+    text, _ = merged(dev, dev, main)
+    uv = tomllib.loads(text)["tool"]["uv"]
+    assert uv["no-build-isolation-package"] == ["k"] and uv["sources"] == {"a": {"workspace": True}}
+    assert uv["workspace"] == {"members": ["p/*"], "exclude": ["p/k"]}
+    with_header = dev.replace("[tool.uv.sources]", '[tool.uv]\npackage = true\n\n[tool.uv.sources]')
+    text, _ = merged(with_header, with_header, main.replace("[tool.uv]\n", '[tool.uv]\npackage = true\n'))
+    assert tomllib.loads(text)["tool"]["uv"]["no-build-isolation-package"] == ["k"]
+    assert 'package = true\nno-build-isolation-package = ["k"]' in text
+
+
 def test_the_surface_and_the_owners_config_are_not_decided_here() -> None:
     dev = BASE + '\n[tool.depsync]\nowner-ref = "dev"\n'
     main = BASE.replace('dependencies = ["requests"]', 'dependencies = ["requests", "numpy"]') + '\n[tool.depsync]\nowner-ref = "main"\n\n[tool.uv.sources]\nnumpy = { git = "https://x/numpy.git" }\n'

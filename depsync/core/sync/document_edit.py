@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import tomlkit
-from tomlkit.items import AoT, Array, Table
+from tomlkit.items import AoT, Array, InlineTable, Table
 
 from depsync.core.sync.document import KeyDecision, Path, comparable, value_at
 from depsync.core.tomledit import insert_after
@@ -46,7 +46,12 @@ def _set(parent: Any, main_parent: Any, key: str, item: Any) -> None:
         earlier = keys[: keys.index(key)] if key in keys else []
         before = next((k for k in reversed(earlier) if k in parent), None)
     container = _container(parent)
-    if before is not None and hasattr(container, "body") and not isinstance(item, Table | AoT):
+    # a plain key goes after a plain key only: after a sub-table it would land in that table's
+    # text, and a header-less table ([tool.uv.sources] with no [tool.uv]) has no place of its own
+    # (tomlkit's own append gives it a header and puts the key before the sub-tables)
+    after_plain = before is not None and not isinstance(parent.get(before), Table | AoT)
+    headerless = isinstance(parent, Table) and parent.is_super_table()
+    if after_plain and not headerless and hasattr(container, "body") and not isinstance(item, Table | AoT):
         insert_after(container, key, item, after=before)
     else:
         parent[key] = item
@@ -121,10 +126,11 @@ def _rebuilt(prefix: Path, leaves: dict[Path, Any]) -> dict[str, Any]:
 
 
 def _prune_empty(doc: Any, path: Path) -> None:
-    """Remove tables left empty by a removal, up the path (a table dev had empty stays: only ours)."""
+    """Remove tables left empty by a removal, up the path (a table dev had empty stays: only ours).
+    Inline ones too: `flash-attn = {}` left behind is a value neither side has."""
     for depth in range(len(path), 0, -1):
         node = _node(doc, path[:depth])
-        if isinstance(node, Table) and len(node) == 0:
+        if isinstance(node, Table | InlineTable) and len(node) == 0:
             parent = _node(doc, path[: depth - 1]) if depth > 1 else doc
             del parent[path[depth - 1]]
         else:
