@@ -82,3 +82,22 @@ def test_megatron_build_isolation_entry_follows_the_declined_requirement() -> No
     merged = whole(texts["base"], texts["dev"], texts["main"])
     assert "deep_gemm" not in tomllib.loads(merged.text)["tool"]["uv"]["no-build-isolation-package"]
     assert not any(d.needs_review for d in merged.keys)
+
+
+def test_a_source_main_removed_with_its_requirement_goes_with_it() -> None:
+    base = BASE.replace('dependencies = ["torch>=2.6", "vllm>=0.9"]', 'dependencies = ["torch>=2.6", "vllm>=0.9", "mmmu-v1"]').replace(
+        'vllm = { index = "vllm-cu129" }', 'vllm = { index = "vllm-cu129" }\nmmmu-v1 = { path = "environments/mmmu_v1" }')
+    main = BASE  # main dropped the environment: its requirement and its path source together
+    merged = whole(base, base, main, {"mmmu-v1": Use("none")})
+    data = tomllib.loads(merged.text)
+    assert "mmmu-v1" not in data["tool"]["uv"]["sources"] and "mmmu-v1" not in str(data["project"]["dependencies"])
+    (source,) = [d for d in merged.sources if d.name == "mmmu-v1"]
+    assert source.result is None and not source.needs_review
+
+
+def test_a_workspace_source_main_turned_into_a_path_is_taken() -> None:
+    base = BASE.replace('vllm = { index = "vllm-cu129" }', 'vllm = { index = "vllm-cu129" }\nlib = { workspace = true }').replace('"vllm>=0.9"]', '"vllm>=0.9", "lib"]')
+    main = base.replace("lib = { workspace = true }", 'lib = { path = "packages/lib", editable = true }')
+    merged = whole(base, base, main, {"lib": Use("import", ("app/x.py:1",))})
+    (source,) = [d for d in merged.sources if d.name == "lib"]
+    assert source.taken_from == "main" and not source.needs_review and "three-way" in source.reason

@@ -127,7 +127,10 @@ def reconciled_surface(
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
     kept = result_requires(surface)
     main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
-    evidence = replace(evidence, requirement_taken=taken_from_main(surface), requirement_declined=frozenset(main_added - kept))
+    # what dev depends on after the merge: a package whose every requirement main removed (taken)
+    # is no longer one, so main's removal of its source follows (a source and its requirement go together)
+    dropped = {d.name for d in surface if d.kind == "requirement" and d.dev is not None and d.result is None} - kept
+    evidence = replace(evidence, dev_requires=evidence.dev_requires - dropped, requirement_taken=taken_from_main(surface), requirement_declined=frozenset(main_added - kept))
     uv = {side: data[side].get("tool", {}).get("uv", {}) for side in ("base", "dev", "main")}
     sources = {side: uv[side].get("sources", {}) for side in uv}
     decisions = merge_sources(sources["base"], sources["dev"], sources["main"], policy, evidence)
@@ -213,7 +216,9 @@ def expected_pyproject(ours: str, base: str, dev: str, main: str, config: Config
     only reconcile gathers (rev order, dev's history) takes the side `ours` has when the table
     allows that side: what the guard compares a pushed pyproject with."""
     (base_sources, _), (dev_sources, dev_meta), (main_sources, main_meta), (our_sources, _) = (uv_tables(t) for t in (base, dev, main, ours))
-    policy, needs = policy_of(config), dev_requires(dev)
+    # dev depends on a package while the pushed file still asks for it (reconcile drops a source
+    # with the requirement main removed: dev_requires there is after the merge)
+    policy, needs = policy_of(config), dev_requires(dev) & dev_requires(ours)
     decisions = merge_sources(base_sources, dev_sources, main_sources, policy, Evidence(dev_requires=needs))
     ours_by_name = {canonicalize_name(k): v for k, v in our_sources.items()}
     adjusted = []

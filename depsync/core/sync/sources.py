@@ -128,6 +128,7 @@ class Facts:
     main_absent: bool = False  # main has no source for it
     requirement_taken: bool = False  # main's requirement for it was taken with it (depsync.core.sync.surface)
     requirement_declined: bool = False  # main's requirement for it was not taken
+    not_a_pin: bool = False  # neither side is a git or URL source: no rev order exists (a path, index or workspace source)
 
     def owned_by(self, side: str, basis: str | None = None) -> bool:
         return self.owner is not None and self.owner.owner == side and (basis is None or self.owner.basis == basis)
@@ -201,6 +202,8 @@ RULES: tuple[Rule, ...] = (
          "policy prefers main for {name}: main's older rev taken (a downgrade)", "rev order"),
     Rule("main-changed", "policy prefers main", lambda f: f.owned_by("main", "config"), "main", False,
          "policy prefers main for {name}: main's taken", "ownership"),
+    Rule("main-changed", "not a git or URL pin", lambda f: f.not_a_pin and not f.owned_by("dev"), "main", False,
+         "main changed {name}'s source, which is no git or URL pin (a path, index or workspace source), and dev did not: main's taken, three-way", "both values"),
     Rule("main-changed", "no evidence gathered", lambda f: f.order is None, "main", True,
          "main changed it; rev order not checked here: run `depsync reconcile` to decide", "-"),
     Rule("main-changed", "fast-forward", lambda f: f.order_in("main-newer", "same"), "main", False,
@@ -509,7 +512,12 @@ def _flag_new_hosts(decision: SourceDecision, dev_hosts: set[str]) -> SourceDeci
     return replace(decision, needs_review=True, evidence=(*decision.evidence, note))
 
 
-def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absent: bool = False, main_absent: bool = False) -> Facts:
+def is_pin(value: Any) -> bool:
+    """A git or URL source (or a list with one): something a rev or a file name orders."""
+    return any(isinstance(t, Mapping) and ("git" in t or "url" in t) for t in (value if isinstance(value, list) else [value]))
+
+
+def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absent: bool = False, main_absent: bool = False, not_a_pin: bool = False) -> Facts:
     owner: Ownership | None
     if key in policy.owned_by_dev:
         owner = Ownership("dev", "config", "[tool.depsync] owned-by-dev")
@@ -519,7 +527,7 @@ def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absen
         owner = evidence.ownership.get(key)
     return Facts(
         key, case, owner, key in evidence.dev_requires, evidence.order_of(key), evidence.removed_by_dev.get(key), policy.side_for(key), dev_absent, main_absent,
-        key in evidence.requirement_taken, key in evidence.requirement_declined,
+        key in evidence.requirement_taken, key in evidence.requirement_declined, not_a_pin,
     )
 
 
@@ -545,7 +553,8 @@ def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
 def _decide(key: str, base_item: Any, dev_item: Any, main_item: Any, policy: Policy, evidence: Evidence) -> SourceDecision:
     name = (dev_item or main_item or base_item)[0]
     base, dev, main = (item[1] if item else None for item in (base_item, dev_item, main_item))
-    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None, main is None)
+    not_a_pin = dev is not None and main is not None and not is_pin(dev) and not is_pin(main)
+    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None, main is None, not_a_pin)
     rule = _rule_for(facts)
     result = {"dev": dev, "main": main, "none": None}[rule.take]
     reason = rule.reason.format(name=name, removal=facts.removed_by_dev or "")
@@ -565,6 +574,7 @@ def possible_sides(key: str, base: Any, dev: Any, main: Any, policy: Policy, dep
         for order in (None, *(RevOrder(o) for o in ORDERS)):
             for removed in (None, "a commit"):
                 for taken, declined in ((False, False), (True, False), (False, True)):  # main's requirement taken or not (reconcile)
-                    rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None, taken, declined))
+                    not_a_pin = dev is not None and main is not None and not is_pin(dev) and not is_pin(main)
+                    rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None, taken, declined, not_a_pin))
                     sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
     return sides
