@@ -8,7 +8,7 @@ import tomllib
 
 from depsync.core.config import Config
 from depsync.core.sync.merge import MergedPyproject, reconciled_pyproject_whole
-from depsync.core.sync.sources import Evidence
+from depsync.core.sync.sources import Evidence, Ownership
 from depsync.core.sync.surface import SurfaceEvidence, Use
 
 BASE = """\
@@ -30,10 +30,11 @@ explicit = true
 """
 
 
-def whole(base: str, dev: str, main: str, uses: dict[str, Use] | None = None) -> MergedPyproject:
+def whole(base: str, dev: str, main: str, uses: dict[str, Use] | None = None, main_owns: tuple[tuple[str, str], ...] = ()) -> MergedPyproject:
     texts = {"base": base, "dev": dev, "main": main}
     data = {side: tomllib.loads(text) for side, text in texts.items()}
-    evidence = SurfaceEvidence(uses=uses or {}, gathered=True)
+    ownership = {key: Ownership("main", "history", "dev's history never changed it") for key in main_owns}
+    evidence = SurfaceEvidence(uses=uses or {}, ownership=ownership, gathered=True)
     return reconciled_pyproject_whole(texts, data, Config(), Evidence(gathered=True), evidence)
 
 
@@ -101,3 +102,14 @@ def test_a_workspace_source_main_turned_into_a_path_is_taken() -> None:
     merged = whole(base, base, main, {"lib": Use("import", ("app/x.py:1",))})
     (source,) = [d for d in merged.sources if d.name == "lib"]
     assert source.taken_from == "main" and not source.needs_review and "three-way" in source.reason
+
+
+def test_a_group_or_extra_that_mains_taken_entries_name_comes_with_them() -> None:
+    base = '[project]\nname = "app"\nversion = "1"\ndependencies = []\n\n[project.optional-dependencies]\nall = ["app[cpu]"]\ncpu = ["numpy"]\n\n[dependency-groups]\ndev = ["pytest"]\n\n[tool.uv]\ndefault-groups = ["dev"]\n'
+    main = base.replace('all = ["app[cpu]"]', 'all = ["app[cpu,email]"]\nemail = ["mail-parser"]').replace('default-groups = ["dev"]', 'default-groups = ["dev", "typing"]')
+    main = main.replace('dev = ["pytest"]', 'dev = ["pytest"]\ntyping = ["pandas-stubs"]')
+    merged = whole(base, base, main, {"mail-parser": Use("none"), "pandas-stubs": Use("none"), "app": Use("none")}, (("project.optional-dependencies.all", "app"),))
+    data = tomllib.loads(merged.text)
+    assert data["tool"]["uv"]["default-groups"] == ["dev", "typing"] and data["dependency-groups"]["typing"] == ["pandas-stubs"]
+    assert data["project"]["optional-dependencies"]["email"] == ["mail-parser"] and data["project"]["optional-dependencies"]["all"] == ["app[cpu,email]"]
+    assert not [f for f in merged.surface if f.needs_review and f.table in ("dependency-groups.typing", "project.optional-dependencies.email")]

@@ -149,3 +149,13 @@ def test_megatron_triple_rest_of_file(side: str) -> None:
     tomllib.loads(text)
     for decision in decisions:
         assert not decision.path[:2] in (("project", "dependencies"), ("tool", "depsync"))
+
+
+def test_an_empty_extra_main_adds_comes_in_and_is_named() -> None:
+    base = '[project]\nname = "app"\nversion = "1"\n\n[project.optional-dependencies]\ncpu = ["numpy"]\n'
+    main = base + 'ucast = []\n'
+    text, decisions = merged(base, base, main)
+    assert tomllib.loads(text)["project"]["optional-dependencies"]["ucast"] == []
+    assert [(d.key, d.case, d.taken_from) for d in decisions] == [("project.optional-dependencies.ucast", "main-added", "main")]
+    # an extra with entries is the surface's, never decided here
+    assert merge_document(tomllib.loads(base), tomllib.loads(base), tomllib.loads(base + 'gpu = ["cupy"]\n')) == []

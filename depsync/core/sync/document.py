@@ -310,7 +310,23 @@ def merge_document(
             decisions.append(found)
 
     walk((), base, dev, main)
+    # an extra or group with no entries is invisible to the per-entry surface: its existence is
+    # a key of its own here (main's new empty extra `ucast = []`, named by its `all` extra)
+    for table in EMPTY_TABLES:
+        if table not in skip:
+            continue
+        b, d, m = (value_at(side, table) for side in (base, dev, main))
+        names = [k for k in (m or {}) if k not in (d or {})] + [k for k in (d or {}) if k not in (m or {})]
+        for name in names:
+            values = [(x or {}).get(name) if isinstance(x, Mapping) else None for x in (b, d, m)]
+            if all(v is None or v == [] for v in values):
+                found = _leaf((*table, str(name)), *values, conflict_side)
+                if found is not None:
+                    decisions.append(found)
     return decisions
+
+
+EMPTY_TABLES: tuple[Path, ...] = (("project", "optional-dependencies"), ("dependency-groups",))
 
 
 def _plain(value: Any) -> Any:

@@ -35,6 +35,7 @@ from depsync.core.sync.surface import (
     EntryDecision,
     SurfaceEvidence,
     merge_surface,
+    requirement_tables,
     result_requires,
     taken_from_main,
 )
@@ -121,7 +122,7 @@ def reconciled_surface(
     texts and data: the three sides' pyproject texts and parsed tables ("base", "dev", "main")."""
     policy = policy_of(config)
     surface = merge_surface(data["base"], data["dev"], data["main"], policy, surface_evidence, default_side)
-    needed, unneeded = _indexes_needed(surface, data["main"]), _indexes_unneeded(surface, data["main"])
+    needed, unneeded = {**_indexes_needed(surface, data["main"]), **_tables_needed(surface, data)}, _indexes_unneeded(surface, data["main"])
     if needed or unneeded:  # an index main's sources name comes, or stays out, with the requirements they serve
         coupled = replace(surface_evidence, needed={**surface_evidence.needed, **needed}, unneeded={**surface_evidence.unneeded, **unneeded})
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
@@ -150,6 +151,43 @@ def _indexes_needed(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -
             if isinstance(table, Mapping) and isinstance(table.get("index"), str):
                 needed.setdefault(("tool.uv.index", table["index"]), f"main's source for {package} (its requirement is taken) uses index {table['index']!r}")
     return needed
+
+
+def _requirement_extras(text: str) -> list[str]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return sorted(canonicalize_name(e) for e in Requirement(text).extras)
+    except InvalidRequirement:
+        return []
+
+
+def _tables_needed(surface: Sequence[EntryDecision], data: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """The entries of extras and groups that something taken from main names: main's
+    `default-groups` (three-way, taken when dev did not change it), an `include-group` item, or a
+    requirement on the project's own extras (`app[cuda]` inside another extra). A name that
+    points at nothing makes the file one uv cannot lock, so the named table comes with it."""
+    base_uv, dev_uv, main_uv = (data[s].get("tool", {}).get("uv", {}) for s in ("base", "dev", "main"))
+    wanted: dict[str, str] = {}  # table -> why
+    base_defaults = base_uv.get("default-groups") if isinstance(base_uv.get("default-groups"), list) else []
+    if dev_uv.get("default-groups") == base_uv.get("default-groups") and isinstance(main_uv.get("default-groups"), list):
+        for group in main_uv["default-groups"]:
+            if isinstance(group, str) and group not in base_defaults:
+                wanted[f"dependency-groups.{canonicalize_name(group)}"] = f"main's default-groups (taken) names group {group!r}"
+    own = canonicalize_name(str(data["main"].get("project", {}).get("name", "")))
+    for entry in surface:
+        if entry.kind != "requirement" or entry.taken_from != "main" or entry.result is None:
+            continue
+        if entry.name.startswith("include-group:"):
+            group = entry.name.split(":", 1)[1]
+            wanted[f"dependency-groups.{group}"] = f"the include-group in {entry.table} (taken) names group {group!r}"
+        elif own and entry.name == own:
+            for raw in entry.result.raw:
+                for extra in _requirement_extras(str(raw)):
+                    wanted[f"project.optional-dependencies.{extra}"] = f"{entry.table} (taken) asks for the project's own extra {extra!r}"
+    # only tables dev does not have: a name that points at dev's own table is satisfied already
+    dev_tables = set(requirement_tables(data["dev"]))
+    return {(d.table, d.name): wanted[d.table] for d in surface if d.table in wanted and d.table not in dev_tables and d.main is not None and d.kind == "requirement"}
 
 
 def _source_indexes(value: Any) -> set[str]:
