@@ -217,29 +217,40 @@ def _state(manifest: dict[str, Any]) -> bytes:
 # -- the entries -------------------------------------------------------------------------------------
 
 
-def _read(path: str) -> Any:
+def _read(path: str, schema_wanted: Any = None) -> Any:
+    """A cache entry's payload; None when it is missing, unreadable or of another schema."""
     try:
         with open(path, "rb") as handle:
             schema, payload = marshal.loads(handle.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    return payload if schema == SCHEMA else None
+    return payload if schema == (SCHEMA if schema_wanted is None else schema_wanted) else None
 
 
-def _write(path: str, payload: Any) -> None:
+def _write(path: str, payload: Any, schema: Any = None) -> None:
     """Atomically: a temporary file in the same directory, renamed over the entry."""
     folder = os.path.dirname(path)
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(folder, exist_ok=True)
         with open(temporary, "wb") as handle:
-            handle.write(marshal.dumps((SCHEMA, payload)))
+            handle.write(marshal.dumps((SCHEMA if schema is None else schema, payload)))
         os.replace(temporary, path)
     except OSError:
         try:
             os.unlink(temporary)
         except OSError:
             pass
+
+
+def load_entry(path: str, schema: Any) -> Any:
+    """Another cache's entry under root() (marshal, atomic writes, a schema tag): None when absent."""
+    return _read(path, schema) if enabled() else None
+
+
+def store_entry(path: str, payload: Any, schema: Any) -> None:
+    if enabled():
+        _write(path, payload, schema)
 
 
 def lookup(request: Request) -> tuple[bytes, dict[str, Any]] | None:

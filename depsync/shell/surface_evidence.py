@@ -28,12 +28,14 @@ would let main say that a typosquat it adds is imported as a module the code use
 from __future__ import annotations
 
 import ast
+import hashlib
 import itertools
 import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -41,7 +43,7 @@ from packaging.utils import canonicalize_name
 from depsync.core.module_names import candidates
 from depsync.core.sync.surface import Use
 from depsync.errors import DepsyncError
-from depsync.shell import git
+from depsync.shell import cache, git
 
 MAX_FILES = 50_000  # Megatron-LM has ~2,000 Python files
 MAX_FILE_BYTES = 2 * 1024 * 1024  # generated code past this is not what imports a dependency
@@ -332,6 +334,82 @@ def _spelled(module: str) -> bytes:
     return rb"(?:" + rb"\.".join(parts) + rb"|" + rb"\.".join(parts[:-1]) + rb"\s+import\b[^\n]*\b" + parts[-1] + rb")"
 
 
+def _statement_imports(tree: ast.Module) -> Iterator[tuple[str, int, bool]]:
+    """_imports for a module without dynamic imports: only statement lists are walked (an
+    import is always a statement), a tenth of the nodes of every expression."""
+
+    def body(statements: list[ast.stmt], guarded: bool) -> Iterator[tuple[str, int, bool]]:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield alias.name, node.lineno, guarded
+            elif isinstance(node, ast.ImportFrom):
+                if node.module and not node.level:
+                    yield node.module, node.lineno, guarded
+                    for alias in node.names:
+                        yield f"{node.module}.{alias.name}", node.lineno, guarded
+            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                yield from body(node.body, guarded or _guarded(node.handlers))  # type: ignore[attr-defined]
+                for handler in node.handlers:  # type: ignore[attr-defined]
+                    yield from body(handler.body, guarded)
+                yield from body(node.orelse, guarded)  # type: ignore[attr-defined]
+                yield from body(node.finalbody, guarded)  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    yield from body(case.body, guarded)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        yield from body(inner, guarded)
+
+    yield from body(tree.body, guarded=False)
+
+
+_IMPORTS_PER_FILE = 5000  # distinct (module, guarded) pairs remembered of one file
+
+
+def _file_imports(data: bytes, path: str) -> tuple[tuple[str, int, bool], ...]:
+    """Each module a file imports, once per guarded-ness, at its first line (a file of a million
+    `import six` is one entry)."""
+    tree = ast.parse(data, filename=path)
+    first: dict[tuple[str, bool], int] = {}
+    for module, line, guarded in _imports(tree) if b"import_module" in data else _statement_imports(tree):
+        if (module, guarded) not in first and len(first) < _IMPORTS_PER_FILE:
+            first[(module, guarded)] = line
+    return tuple((module, line, guarded) for (module, guarded), line in first.items())
+
+
+_IMPORTS_SCHEMA = ("imports", 1)
+_IMPORTS_MAX = 200_000  # files remembered; past it the store starts again (bounded disk and memory)
+
+
+class _ImportStore:
+    """What each file imports, by the hash of its bytes (as git names a blob): the nightly run on
+    a tree that barely changed parses only what changed. The operator's cache, like the rest."""
+
+    def __init__(self) -> None:
+        self.path = os.path.join(cache.root(), "imports.marshal")
+        found = cache.load_entry(self.path, _IMPORTS_SCHEMA)
+        self.known: dict[bytes, Any] = found if isinstance(found, dict) and len(found) < _IMPORTS_MAX else {}
+        self.changed = False
+
+    def imports(self, data: bytes, path: str) -> tuple[tuple[str, int, bool], ...] | None:
+        """The file's imports; None when it does not parse (also remembered)."""
+        key = hashlib.sha1(data).digest()
+        if key not in self.known:
+            try:
+                self.known[key] = _file_imports(data, path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self.known[key] = None
+            self.changed = True
+        return self.known[key]
+
+    def save(self) -> None:
+        if self.changed:
+            cache.store_entry(self.path, self.known, _IMPORTS_SCHEMA)
+
+
 def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[str, ...]]) -> tuple[dict[str, Use], str]:
     """How the files use each package (by its module names), and what was scanned."""
     by_module: dict[str, list[str]] = {}
@@ -340,28 +418,32 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
             by_module.setdefault(name, []).append(package)
     if not by_module:
         return {}, "nothing to look for"
-    # a namespace path (`nemo.lens`) is found in `from nemo.lens.x import` and `from nemo import lens`
-    needle = re.compile(rb"\b(?:" + b"|".join(_spelled(m) for m in sorted(by_module)) + rb")\b")
+    # a cheap filter of literals: a file that names no module's first part imports none of them
+    # (`nemo.lens` is written `from nemo.lens.x import` or `from nemo import lens`); the rest is
+    # decided by the file's imports, which the store remembers
+    literals = tuple(sorted({m.split(".", 1)[0].encode() for m in by_module}))  # `in` is C's fast search; a regex alternation is not
     places: dict[str, dict[bool, list[str]]] = {p: {False: [], True: []} for p in modules}
     unreadable: dict[str, int] = {}
     count = 0
+    store = _ImportStore()
     for path, data in files:
         count += 1
-        if not needle.search(data):
+        if not any(literal in data for literal in literals):
             continue  # most files name none of the modules: no parse
         if all(len(found[False]) >= MAX_PLACES for found in places.values()):
             continue  # every package already has all the unguarded imports shown: nothing to learn (counted, not parsed)
-        try:
-            # lazily, and only the first MAX_PLACES of each package kept: a file of a million
-            # `import six` costs its parse, never a string per import
-            for module, line, guarded in _imports(ast.parse(data, filename=path)):
+        imported = store.imports(data, path)
+        if imported is not None:
+            # only the first MAX_PLACES of each package kept: a file of a million `import six`
+            # costs its parse, never a string per import
+            for module, line, guarded in imported:
                 parts = module.split(".")
                 prefixes = {".".join(parts[: i + 1]) for i in range(len(parts))}  # `PIL` and `nemo.lens` match `PIL.Image`, `nemo.lens.x`
                 for package in {p for prefix in prefixes for p in by_module.get(prefix, ())}:
                     kept, place = places[package][guarded], f"{path}:{line}"
                     if len(kept) < MAX_PLACES and place not in kept:  # `from a import b` is a and a.b: one place
                         kept.append(place)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        else:
             # not Python depsync can read (conflict markers, a newer syntax, nested past the
             # interpreter's limit): what it imports is unknown, so each package it names says so
             for module in by_module:
@@ -369,6 +451,7 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
                     continue
                 for package in by_module[module]:
                     unreadable[package] = unreadable.get(package, 0) + 1
+    store.save()
     scope = f"{count} Python files scanned"
     uses = {}
     for package, found in places.items():
