@@ -657,7 +657,10 @@ def replay_pair(mirror: Path, repo: str, project: str, older: str, newer: str, v
             replay.inconsistent += [p for p in consistency(tmp, project_dir, result) if p not in known]
         replay.member_silent = member_reverts(tmp, base_files, main_files, root_pyproject, dev_members)
         unmerged = set(plan.data.get("unmerged") or [])
-        replay.member_silent = [m for m in replay.member_silent if m.split(":", 1)[0] not in unmerged]  # named by the plan
+        # named by the plan: a file left conflicted, or a file decision (uv_files) that keeps
+        # another side than main's or flags it for a reviewer
+        named_files = {f["path"] for f in plan.data.get("uv_files") or [] if f.get("needs_review") or f.get("taken_from") != "main"}
+        replay.member_silent = [m for m in replay.member_silent if m.split(":", 1)[0] not in unmerged | named_files]
         for path, text in dev_members.items():
             moved = path
             if not (tmp / path).exists():  # git followed main's rename: find the member by its name

@@ -113,3 +113,16 @@ def test_a_group_or_extra_that_mains_taken_entries_name_comes_with_them() -> Non
     assert data["tool"]["uv"]["default-groups"] == ["dev", "typing"] and data["dependency-groups"]["typing"] == ["pandas-stubs"]
     assert data["project"]["optional-dependencies"]["email"] == ["mail-parser"] and data["project"]["optional-dependencies"]["all"] == ["app[cpu,email]"]
     assert not [f for f in merged.surface if f.needs_review and f.table in ("dependency-groups.typing", "project.optional-dependencies.email")]
+
+
+def test_a_conflict_set_stays_out_with_an_extra_that_was_not_taken() -> None:
+    base = '[project]\nname = "e2s"\nversion = "1"\n\n[project.optional-dependencies]\ncpu = ["numpy"]\n\n[tool.uv]\nconflicts = []\n'
+    main = base.replace('cpu = ["numpy"]', 'cpu = ["numpy"]\ncosmo = ["cosmos-sdk"]').replace("conflicts = []", 'conflicts = [[{ extra = "cpu" }, { extra = "cosmo" }]]')
+    merged = whole(base, base, main, {"cosmos-sdk": Use("none")})
+    data = tomllib.loads(merged.text)
+    assert "cosmo" not in data["project"]["optional-dependencies"] and data["tool"]["uv"]["conflicts"] == []
+    (conflict,) = [d for d in merged.surface if d.kind == "conflict"]
+    assert conflict.result is None and "extra 'cosmo'" in " ".join(conflict.evidence)
+    # with the extra taken, its conflict set comes too
+    merged = whole(base, base, main, {"cosmos-sdk": Use("import", ("e2s/cosmo.py:1",))})
+    assert tomllib.loads(merged.text)["tool"]["uv"]["conflicts"] == [[{"extra": "cpu"}, {"extra": "cosmo"}]]

@@ -353,7 +353,7 @@ def test_an_index_comes_with_the_requirement_and_source_that_need_it() -> None:
     # the requirement is the flagged decision; its explicit index stays out with it, said, not flagged again
     assert all(d.needs_review for d in surface if d.main_not_taken and d.kind == "requirement")
     index = next(d for d in surface if d.table == "tool.uv.index")
-    assert index.main_not_taken and not index.needs_review and "only for requirements that were not taken" in index.reason
+    assert index.main_not_taken and not index.needs_review and "only for entries that were not taken" in index.reason
 
 
 def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_following_branch() -> None:

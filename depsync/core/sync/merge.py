@@ -121,10 +121,18 @@ def reconciled_surface(
 
     texts and data: the three sides' pyproject texts and parsed tables ("base", "dev", "main")."""
     policy = policy_of(config)
-    surface = merge_surface(data["base"], data["dev"], data["main"], policy, surface_evidence, default_side)
+    coupled = surface_evidence
+    surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
+    # entries that belong together, decided together: an index comes or stays out with the
+    # requirements whose sources name it, a named group or extra comes with what names it ...
     needed, unneeded = {**_indexes_needed(surface, data["main"]), **_tables_needed(surface, data)}, _indexes_unneeded(surface, data["main"])
-    if needed or unneeded:  # an index main's sources name comes, or stays out, with the requirements they serve
-        coupled = replace(surface_evidence, needed={**surface_evidence.needed, **needed}, unneeded={**surface_evidence.unneeded, **unneeded})
+    if needed or unneeded:
+        coupled = replace(coupled, needed={**coupled.needed, **needed}, unneeded={**coupled.unneeded, **unneeded})
+        surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
+    # ... and a conflict set stays out with an extra or group the merge did not take
+    orphans = _conflicts_unneeded(surface, data["dev"])
+    if orphans:
+        coupled = replace(coupled, unneeded={**coupled.unneeded, **orphans})
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
     kept = result_requires(surface)
     main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
@@ -188,6 +196,27 @@ def _tables_needed(surface: Sequence[EntryDecision], data: Mapping[str, Mapping[
     # only tables dev does not have: a name that points at dev's own table is satisfied already
     dev_tables = set(requirement_tables(data["dev"]))
     return {(d.table, d.name): wanted[d.table] for d in surface if d.table in wanted and d.table not in dev_tables and d.main is not None and d.kind == "requirement"}
+
+
+def _conflicts_unneeded(surface: Sequence[EntryDecision], dev: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """Conflict sets main added that name an extra or group the merge does not have (main's new
+    extra was not taken): the set stays out with it, or uv would refuse the file."""
+    present = {d.table for d in surface if d.kind == "requirement" and d.result is not None} | set(requirement_tables(dev))
+    out: dict[tuple[str, str], str] = {}
+    for d in surface:
+        if d.kind != "conflict" or d.case != "main-added" or d.main is None:
+            continue
+        missing = []
+        for item in d.main.raw[0] if d.main.raw and isinstance(d.main.raw[0], list) else []:
+            if not isinstance(item, Mapping) or "package" in item:
+                continue
+            for kind, prefix in (("extra", "project.optional-dependencies."), ("group", "dependency-groups.")):
+                value = item.get(kind)
+                if isinstance(value, str) and prefix + canonicalize_name(value) not in present:
+                    missing.append(f"{kind} {value!r}")
+        if missing:
+            out[("tool.uv.conflicts", d.name)] = f"it names {', '.join(missing)}, which the merge did not take"
+    return out
 
 
 def _source_indexes(value: Any) -> set[str]:

@@ -220,7 +220,7 @@ class EntryFacts:
     table_on_dev: bool
     gathered: bool
     table_at_base: bool = False
-    unneeded: str | None = None  # an explicit index main added only for requirements that were not taken (why)
+    unneeded: str | None = None  # main added it only for entries that were not taken: an explicit index, a conflict set (why)
 
     @property
     def resolver(self) -> bool:
@@ -264,8 +264,8 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_DEV, "none", False, "dev owns {name} (config): main's addition not taken", "ownership"),
         (*_CONFIG_MAIN, "main", False, "policy prefers main for {name}: main's addition taken", "ownership"),
         (*_SIDE_MAIN, "main", False, "main added it; the branch follows main: taken", "default-side"),
-        ("an explicit index only declined requirements use", lambda f: f.unneeded is not None, "none", False,
-         "main added {name} only for requirements that were not taken: left out with them", "the sources that name it"),
+        ("only for entries that were not taken", lambda f: f.unneeded is not None, "none", False,
+         "main added {name} only for entries that were not taken: left out with them", "what names it"),
         (*_RESOLVER, "main", False, "main added it, a resolver setting (no code imports it): taken, three-way", "-"),
         ("dev removed it itself, the merged code imports it", lambda f: f.removed_by_dev is not None and f.imported, "none", True,
          "dev removed {name} from {table} itself ({removal}), but the merged code needs it: not re-added; check", "dev's removing commit; file:line of the import"),
