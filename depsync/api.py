@@ -54,3 +54,66 @@ def pinned_uv_version(project_dir: Path) -> str | None:
 
     inputs = load_inputs(find_root(Path(project_dir)))  # the root `depsync check PATH` finds
     return exact_required_version(inputs.pyproject.uv.get("required-version")) or pinned_version(inputs)
+
+
+# the uv depsync's own tests run (the `uv==` pin of pyproject's test extra; tests/test_action.py holds them equal)
+DEFAULT_UV = "0.13.9"
+
+
+def choose_uv(project: Path, requested: str) -> tuple[str, str, str]:
+    """(version, why, warning) of the uv a recipe installs next to depsync: the `uv-version`
+    input, else the project's pin (pinned_uv_version), else DEFAULT_UV."""
+    if requested:
+        return requested, "the uv-version input", ""
+    warning = ""
+    try:
+        pinned = pinned_uv_version(project)
+    except (DepsyncError, OSError) as exc:  # depsync check reports the same problem, with its fix
+        said = " ".join(str(exc).split())[:200]  # one line: a newline would start another workflow command
+        warning = f"the project's uv pin could not be read ({said}); installing uv {DEFAULT_UV}"
+        pinned = None
+    if pinned:
+        return pinned, "the project's pin", warning
+    return DEFAULT_UV, "no pin in the project: the default", warning
+
+
+def install_uv(version: str) -> str:
+    """pip install uv==version into the running interpreter's venv (wheels only, an argument
+    list); the installed uv's version line."""
+    import subprocess
+    import sys
+
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--only-binary", ":all:", "--", f"uv=={version}"]
+    if subprocess.run(pip).returncode != 0:
+        raise DepsyncError(f"pip could not install uv {version}")
+    uv = Path(sys.executable).parent / "uv"
+    said = subprocess.run([str(uv), "--version"], capture_output=True, text=True)
+    if said.returncode != 0 or said.stdout.split()[1:2] != [version]:
+        raise DepsyncError(f"{uv} --version said {' '.join(said.stdout.split())[:80]!r}, not uv {version}")
+    return said.stdout.strip()
+
+
+def install_uv_step(title: str) -> int:
+    """A workflow step (the action's, the sync workflow's): PROJECT and UV_VERSION from the
+    environment, `version` and `why` to $GITHUB_OUTPUT; exit 2 with one `::error` line for a
+    `uv-version` that is not a release number or a uv that does not install or run as that version."""
+    import os
+
+    from depsync.core.trust import uv_version_allowed
+
+    requested = os.environ.get("UV_VERSION", "").strip()
+    if requested and not uv_version_allowed(requested):
+        print(f"::error title={title}::uv-version must be a uv release such as 0.7.2, not {requested[:60]!r}")
+        return 2
+    version, why, warning = choose_uv(Path(os.environ.get("PROJECT") or "."), requested)
+    if warning:
+        print(f"::warning title={title}::{warning}")
+    try:
+        line = install_uv(version)
+    except DepsyncError as exc:
+        print(f"::error title={title}::{exc}")
+        return 2
+    with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
+        out.write(f"version={version}\nwhy={why}\n")
+    print(f"{line} ({why})")
+    return 0

@@ -494,7 +494,7 @@ def test_the_action_passes_a_clean_pr_and_writes_its_summary(pr_repo: Path, mate
     assert install.outputs["depsync"].startswith(str(runner_temp)), "depsync runs from the action's own venv"
     assert f"depsync {__version__}" in install.stdout
     uv = runner.step("install uv into depsync's venv")
-    assert "uv 0.13.9" in uv.stdout and "(no pin in the project: the action's default)" in uv.stdout
+    assert "uv 0.13.9" in uv.stdout and "(no pin in the project: the default)" in uv.stdout
     assert outputs["uv-version"] == "0.13.9" and Path(install.outputs["bin"], "uv").is_file()  # in the action's venv
     summary = Path(outputs["summary-path"]).read_text()
     assert summary.startswith("## depsync check passed")
@@ -573,8 +573,9 @@ def test_one_default_uv_everywhere() -> None:
 
     test_extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     (tested,) = [r.removeprefix("uv==") for r in test_extra if r.startswith("uv==")]
-    default = re.search(r'^DEFAULT_UV = "([^"]+)"', INSTALL_UV.read_text(), re.M)
-    assert default and default.group(1) == tested
+    from depsync.api import DEFAULT_UV
+
+    assert DEFAULT_UV == tested and "install_uv_step" in INSTALL_UV.read_text()
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert hooks["depsync-check"]["additional_dependencies"] == [f"uv=={tested}"]
     assert f"else {tested}" in yaml.safe_load(ACTION.read_text())["inputs"]["uv-version"]["description"]
