@@ -155,6 +155,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         lock = Lock.from_text(lock_text, config.lock)
 
     skipped: tuple[tuple[str, str], ...] = ()
+    scan_stopped = 0  # the discovery's directory-entry bound, when it was reached
     unparsed: tuple[Unparsed, ...] = ()
     if config.dockerfiles_configured:
         dockerfiles = []
@@ -167,6 +168,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         dockerfiles, skipped, unparsed = list(found.checked), found.skipped, found.unparsed
         if found.truncated:
             skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
+            scan_stopped = dockerfile_scan.MAX_ENTRIES
 
     files = uv_project_files(reader, config, pyproject, lock)
 
@@ -186,6 +188,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     return CheckInputs(
         config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "",
         files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
+        dockerfile_scan_stopped=scan_stopped,
     )
 
 

@@ -214,3 +214,26 @@ def test_a_buildkit_secret_is_not_unresolved(tmp_path: Path) -> None:
     unresolved = [f for f in findings(result) if f["rule"] == "docker-unresolved"]
     assert [(f["line"], f["severity"]) for f in unresolved] == [(4, "info"), (5, "warning")], unresolved
     assert "BuildKit secret" in str(unresolved[0]["message"]) and "build-arg" not in str(unresolved[0]["fix"])
+
+
+def test_a_discovery_that_reaches_its_bound_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree past the scan's bound of directory entries (a hostile main adds 20,001 files
+    sorted before docker/): the check warns that Dockerfiles past it were not checked, never a
+    silent "consistent"."""
+    from depsync.core.rules.unparsed import check as unparsed_check
+    from depsync.shell import dockerfile_scan
+    from depsync.shell.workspace import load_inputs
+
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "1"\n')
+    (root / "uv.lock").write_text('version = 1\nrequires-python = ">=3.11"\n')
+    for i in range(8):
+        (root / f"a{i:02}.txt").write_text("x")
+    (root / "z").mkdir()
+    (root / "z" / "Dockerfile").write_text("FROM debian\nRUN uv sync --extra nope\n")
+    monkeypatch.setattr(dockerfile_scan, "MAX_ENTRIES", 5)
+    inputs = load_inputs(root)
+    (finding,) = list(unparsed_check(inputs))
+    assert finding.rule == "docker-unparsed" and "stopped after 5 directory entries" in finding.message
+    assert "[tool.depsync] dockerfiles" in finding.fix

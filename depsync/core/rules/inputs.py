@@ -42,6 +42,8 @@ class CheckInputs:
     dockerfiles_skipped: tuple[tuple[str, str], ...] = ()
     # of those, the ones that run uv on the project but do not parse or are past a bound (docker-unparsed)
     dockerfiles_unparsed: tuple[Unparsed, ...] = ()
+    # the discovery stopped at its bound of directory entries (0: it read the whole tree)
+    dockerfile_scan_stopped: int = 0
     # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
     # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
     uv_settings: UvSettings | None = None

@@ -31,6 +31,13 @@ def _where(item: Unparsed) -> str:
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     rule = RULES["docker-unparsed"]
+    if inputs.dockerfile_scan_stopped:
+        yield rule.finding(
+            ".",
+            0,
+            f"the search for Dockerfiles stopped after {inputs.dockerfile_scan_stopped} directory entries, so a Dockerfile past them was not found or checked",
+            _LIST_THEM,
+        )
     for item in inputs.dockerfiles_unparsed:
         runs = f"runs `{item.uv_command}` (line {item.uv_line})"
         if item.bound:
