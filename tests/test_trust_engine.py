@@ -114,3 +114,29 @@ def test_a_wrongly_shaped_answer_is_one_clear_line(tmp_path: Path, containers: b
         assert "is not the JSON" in message or "no image id" in message
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n",  # a chunk of 2**76 bytes
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nnot-hex\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999\r\n\r\n{}",
+        respond(b"[" * 100_000 + b"]" * 100_000),  # JSON nested past the interpreter's recursion limit
+    ],
+)
+def test_a_hostile_engine_answer_is_one_clear_line(tmp_path: Path, answer: bytes) -> None:
+    """A huge chunk size, a Content-Length past any real answer, JSON nested past the
+    interpreter's limit: one line (the engine is lost), never MemoryError or RecursionError."""
+
+    def reply(path: str) -> bytes:
+        return PING if path == "/_ping" else answer
+
+    engine = FakeEngine(tmp_path / "engine.sock", reply)
+    try:
+        api = EngineAPI(engine.endpoint, timeout=5)
+        with pytest.raises(EngineLost) as caught:
+            api.json("GET", "/containers/json", shape=list)
+        assert "\n" not in caught.value.reason
+    finally:
+        engine.close()

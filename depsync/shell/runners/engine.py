@@ -38,6 +38,11 @@ class EngineLost(Exception):
         self.reason, self.timed_out = reason, timed_out
 
 
+# the largest answer read into memory: an image list or inspect of a real engine is a few MiB;
+# images and archives stream elsewhere, never through body()
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
 class ResponseCut(Exception):
     """The engine's answer ended early or could not be read."""
 
@@ -138,7 +143,12 @@ class _Connection:
                 line = self.reader.readline(1024)
                 if not line:
                     raise ResponseCut("the answer was cut off")
-                size = int(line.split(b";")[0].strip(), 16)
+                try:
+                    size = int(line.split(b";")[0].strip(), 16)
+                except ValueError:
+                    raise ResponseCut("a chunk size that is not a number") from None
+                if size < 0 or len(out) + size > MAX_ANSWER_BYTES:
+                    raise ResponseCut(f"an answer over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
                 if size == 0:
                     while self.reader.readline(65537) not in (b"\r\n", b"\n", b""):
                         pass  # trailers
@@ -148,12 +158,20 @@ class _Connection:
                     raise ResponseCut("the answer was cut off")
                 out += chunk[:size]
         if "content-length" in self.headers:
-            size = int(self.headers["content-length"])
+            try:
+                size = int(self.headers["content-length"])
+            except ValueError:
+                raise ResponseCut("a Content-Length that is not a number") from None
+            if size < 0 or size > MAX_ANSWER_BYTES:
+                raise ResponseCut(f"an answer over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
             data = self.reader.read(size)
             if len(data) < size:
                 raise ResponseCut("the answer was cut off")
             return data, True
-        return self.reader.read(), False
+        data = self.reader.read(MAX_ANSWER_BYTES + 1)
+        if len(data) > MAX_ANSWER_BYTES:
+            raise ResponseCut(f"an answer over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
+        return data, False
 
     def deadline(self, seconds: float | None) -> threading.Timer | None:
         """Arm one overall deadline for what follows: the socket timeout bounds each read, but an
@@ -221,7 +239,7 @@ class EngineAPI:
     def _error(status: int, data: bytes) -> EngineError:
         try:
             message = str(json.loads(data).get("message", "")) or data.decode(errors="replace")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             message = data.decode(errors="replace")
         return EngineError(status, " ".join(message.split()) or f"HTTP {status}")
 
@@ -280,8 +298,8 @@ class EngineAPI:
         data = self.call(method, path, **kwargs)
         try:
             value = json.loads(data) if data.strip() else shape()
-        except ValueError:
-            raise EngineLost(f"the answer to {method} {path} is not JSON") from None
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than any Engine API answer
+            raise EngineLost(f"the answer to {method} {path} is not JSON depsync reads") from None
         if not isinstance(value, shape) or (shape is list and not all(isinstance(v, dict) for v in value)):
             raise EngineLost(f"the answer to {method} {path} is not the JSON {'object' if shape is dict else 'list of objects'} the Engine API gives")
         return value
