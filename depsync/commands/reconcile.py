@@ -187,7 +187,27 @@ def gather_surface_evidence(root: Path, config: Config, data: dict[str, dict[str
     ownership, removed = _history(root, config.pyproject, dev_commit, main_commit, keys, parse=surface_of_text)
     packages = {d.name for d in cases if d.kind == "requirement" and d.case in _HISTORY_CASES and not d.name.startswith(("?", "include-group:"))}
     uses = merged_code_uses(root, packages, main_commit, merged_in_work_tree, dev_commit)
-    return SurfaceEvidence(uses, ownership, removed, gathered=True)
+    changed = {d.name for d in cases if d.kind == "requirement" and d.case == "main-changed"}
+    return SurfaceEvidence(uses, ownership, removed, gathered=True, locked=_locked_versions(root, config, dev_commit, changed))
+
+
+def _locked_versions(root: Path, config: Config, dev_commit: str, packages: set[str]) -> dict[str, tuple[str, ...]]:
+    """The versions dev's uv.lock resolves for each package (lock impact: does main's new range
+    move dev's resolution?); nothing when dev's lock is missing or does not parse."""
+    if not packages:
+        return {}
+    text = FileReader(root, dev_commit).read_text(config.lock, required=False)
+    if not text or conflict_marker_lines(text):
+        return {}
+    try:
+        lock = Lock.from_text(text, config.lock)
+    except DepsyncError:
+        return {}
+    found: dict[str, set[str]] = {}
+    for package in lock.packages:
+        if package.name in packages and package.version:
+            found.setdefault(package.name, set()).add(package.version)
+    return {name: tuple(sorted(versions)) for name, versions in found.items()}
 
 
 # -- plan ----------------------------------------------------------------------------------------

@@ -61,14 +61,18 @@ def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> N
     assert document["restored"] == [".github/CODEOWNERS"]
     assert document["status"] == "needs-review" and document["unmerged"] == []
 
-    # the work tree: dev's lock and CODEOWNERS, pyproject with main's two pin changes dev never chose
-    # (the tree has no Python code importing main's new packages: those, and their sources, stay out, flagged)
+    # the work tree: dev's lock and CODEOWNERS, pyproject with main's pin change dev never chose that
+    # dev's lock still satisfies (pytest==9.1.1 excludes the locked 8.3.5: it would move dev's
+    # resolution, so dev's is kept, flagged); the tree has no Python code importing main's new
+    # packages: those, and their sources, stay out, flagged
     assert (repo / "uv.lock").read_bytes() == dev_lock
     assert (repo / ".github" / "CODEOWNERS").read_text() == "* @owners\n"
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == ""
     diff = git(repo, "diff", "--cached", "-U0", "dev", "--", "pyproject.toml").splitlines()
     changed = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert [line[0] + line[1:].strip() for line in changed] == ['-"opentelemetry-api~=1.33.1",', '+"opentelemetry-api>=1.33.1,<2",', '-"pytest==8.3.5",', '+"pytest==9.1.1",']
+    assert [line[0] + line[1:].strip() for line in changed] == ['-"opentelemetry-api~=1.33.1",', '+"opentelemetry-api>=1.33.1,<2",']
+    (pytest_row,) = [d for d in document["dependencies"] if d["name"] == "pytest"]
+    assert pytest_row["needs_review"] and pytest_row["rule"] == "main-changed/main's range excludes dev's locked version" and "locked 8.3.5" in pytest_row["reason"]
     assert (repo / "pyproject.toml").read_text().count("# Added for this fixture") == dev_pyproject.count("# Added for this fixture")
 
     text = summary.read_text()

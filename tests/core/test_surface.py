@@ -420,3 +420,18 @@ def test_module_names_without_an_installed_copy() -> None:
     # `from nemo import lens` imports the namespace package too
     uses, _ = scan_uses([("x.py", b"from nemo import lens\n")], {"nemo-lens": candidates("nemo-lens")[0]})
     assert uses["nemo-lens"].strength == "import"
+
+
+def test_a_range_that_excludes_devs_locked_version_moves_its_resolution_and_is_flagged() -> None:
+    """Lock impact as evidence: main's `~=6.0` -> `~=7.0` over a locked 6.0.1 is not taken
+    silently even where dev's history never chose the entry; a range the lock satisfies is."""
+    base = '[project]\nname = "a"\nversion = "1"\ndependencies = ["energon~=6.0", "msc>=0.27"]\n'
+    main = base.replace("energon~=6.0", "energon~=7.0").replace("msc>=0.27", "msc>=0.30")
+    never = {("project.dependencies", n): Ownership("main", "history", "dev's history never changed it") for n in ("energon", "msc")}
+    evidence = SurfaceEvidence(ownership=never, gathered=True, locked={"energon": ("6.0.1",), "msc": ("0.45.1",)})
+    decisions = {d.name: d for d in merge_surface(data(base), data(base), data(main), evidence=evidence)}
+    assert decisions["energon"].taken_from == "dev" and decisions["energon"].needs_review and "locked 6.0.1" in decisions["energon"].reason
+    assert decisions["msc"].taken_from == "main" and not decisions["msc"].needs_review  # the lock already satisfies it
+    # a branch that follows main takes it
+    following = {d.name: d for d in merge_surface(data(base), data(base), data(main), evidence=evidence, default_side="main")}
+    assert following["energon"].taken_from == "main"

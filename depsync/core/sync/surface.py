@@ -203,6 +203,7 @@ class SurfaceEvidence:
     gathered: bool = False  # False: nothing known beyond the texts (rows say so)
     needed: Mapping[EntryKey, str] = field(default_factory=dict)  # non-requirement entries the merged surface needs: why
     unneeded: Mapping[EntryKey, str] = field(default_factory=dict)  # explicit indexes main added only for requirements not taken: why
+    locked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical package -> the versions dev's uv.lock resolves
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,7 @@ class EntryFacts:
     gathered: bool
     table_at_base: bool = False
     unneeded: str | None = None  # main added it only for entries that were not taken: an explicit index, a conflict set (why)
+    excludes_locked: str | None = None  # main's new range excludes every version dev's uv.lock resolves (those versions)
 
     @property
     def resolver(self) -> bool:
@@ -292,6 +294,8 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_MAIN, "main", False, "policy prefers main for {name}: main's change taken", "ownership"),
         (*_SIDE_MAIN, "main", False, "main changed it, the branch did not; the branch follows main: taken", "default-side"),
         (*_RESOLVER, "main", False, "main changed it, dev did not; a resolver setting (no code imports it): main's taken, three-way", "-"),
+        ("main's range excludes dev's locked version", lambda f: f.excludes_locked is not None and not f.owned_by("main", "config"), "dev", True,
+         "main changed {name} to a range that excludes the {locked} dev's uv.lock resolves: taking it moves dev's resolution, so dev's kept; take it with a relock if dev wants it", "dev's uv.lock; main's range"),
         ("dev chose it (history)", lambda f: f.owned_by("dev", "history"), "dev", True,
          "dev's history chose {name} in {table}; main changed it: dev's kept, check that dev still wants it", "ownership: dev's commit"),
         ("no evidence gathered", lambda f: f.owner is None, "dev", True,
@@ -329,7 +333,7 @@ def rules_markdown() -> str:
     lines = ["| case | condition (first match) | result | review | evidence shown |", "|---|---|---|---|---|"]
     for rule in RULES:
         result = {"dev": "dev's", "main": "main's", "none": "absent"}[rule.take]
-        reason = rule.reason.format(name="X", table="T", removal="<commit>")
+        reason = rule.reason.format(name="X", table="T", removal="<commit>", locked="locked <version>")
         lines.append(f"| {rule.case} | {rule.condition} | {result}: \"{reason}\" | {'**flag**' if rule.review else '-'} | {rule.evidence} |")
     return "\n".join(lines) + "\n"
 
@@ -419,6 +423,26 @@ def _unread_import_could_change(facts: EntryFacts, rule: Rule) -> bool:
     return next(r for r in RULES if r.case == facts.case and r.applies(found)) is not rule
 
 
+def _excludes_locked(case: str, kind: str, main: Entry | None, locked: tuple[str, ...]) -> str | None:
+    """The versions dev's lock resolves for a requirement main changed, when main's new range
+    admits none of them (`~=6.0` -> `~=7.0` over a locked 6.0.1); None when it admits one."""
+    if case != "main-changed" or kind != "requirement" or main is None or not locked:
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    for raw in main.raw:
+        try:
+            specifier = Requirement(str(raw)).specifier
+        except InvalidRequirement:
+            return None
+        try:
+            if not str(specifier) or any(specifier.contains(Version(v), prereleases=True) for v in locked):
+                return None
+        except InvalidVersion:
+            return None
+    return "locked " + ", ".join(locked)
+
+
 def _table_exists(tables: set[str], table: str) -> bool:
     return kind_of(table) != "requirement" or table in tables
 
@@ -446,12 +470,12 @@ def merge_surface(
         facts = EntryFacts(
             table, name, kind, case, _owner(key, policy, evidence), default_side, policy.side_for(name), use,
             evidence.needed.get(key), evidence.removed_by_dev.get(key), _table_exists(dev_tables, table), evidence.gathered, table in base_tables,
-            evidence.unneeded.get(key),
+            evidence.unneeded.get(key), _excludes_locked(case, kind, main_entry, evidence.locked.get(name, ())),
         )
         rule = next(r for r in RULES if r.case == case and r.applies(facts))
         result = {"dev": dev_entry, "main": main_entry, "none": None}[rule.take]
         display = (dev_entry or main_entry or base_entry).name  # type: ignore[union-attr]
-        reason = rule.reason.format(name=display, table=table, removal=facts.removed_by_dev or "")
+        reason = rule.reason.format(name=display, table=table, removal=facts.removed_by_dev or "", locked=facts.excludes_locked or "")
         taken = rule.take if result is not None else "none"
         review = rule.review
         if _unread_import_could_change(facts, rule):  # the scan stopped short: what it did not read might have decided otherwise
