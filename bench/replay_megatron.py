@@ -156,6 +156,7 @@ class Verdict:
     rule: str
     values: dict[str, Any]  # base, dev, main, landed, result (as written)
     elsewhere: str  # a requirement: the other tables that declare the package on dev and on main
+    evidence: list[str]  # the plan's evidence for the entries naming the unit (the first two, shortened)
 
     @property
     def agrees(self) -> bool:
@@ -199,7 +200,7 @@ def judge(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any], lande
             plan.flags(unit), plan.names_not_taken(unit),
             ", ".join(sorted({str(e.get("rule") or e.get("case")) for e in naming})) or "not in the plan",
             {"base": raw(base, unit), "dev": raw(dev, unit), "main": raw(main, unit), "landed": raw(landed, unit), "result": raw(result, unit)},
-            elsewhere,
+            elsewhere, [str(x)[:160] for e in naming for x in e.get("evidence") or []][:2],
         ))
     return out
 
@@ -351,7 +352,7 @@ def silent(replays: Sequence[Replay], side: str) -> list[str]:
                 vals = v.values
                 line = (f"{r.sync.sync[:10]} {label(v.unit)}: main {_show(vals['main'])}; dev {_show(vals['dev'])}; landed {_show(vals['landed'])}; "
                         f"base {_show(vals['base'])}; depsync {_show(vals['result'])}" + (f"; main's adopted by {v.adopted}" if v.adopted else "")
-                        + (f"; main's value on dev: {v.eventually}" if v.eventually else "") + (f"; {v.elsewhere}" if v.elsewhere else ""))
+                        + (f"; main's value on dev: {v.eventually}" if v.eventually else "") + (f"; {v.elsewhere}" if v.elsewhere else "") + "".join(f"\n      evidence: {x}" for x in v.evidence))
                 groups.setdefault(kind_of(v), []).append(line)
     out = []
     for kind, lines in sorted(groups.items(), key=lambda x: (-len(x[1]), x[0])):
