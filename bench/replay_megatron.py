@@ -334,6 +334,12 @@ def table(replays: Sequence[Replay], side: str) -> list[str]:
         total.add(verdicts)
         lines.append(Tally().add(verdicts).row(f"{r.sync.sync[:10]} exit {run.exit_code}"))
     lines.append(total.row("**total**"))
+    every = [v for r in replays for run in r.runs if run.side == side for v in run.verdicts]
+    if every:
+        share = lambda n: f"{n} ({n / len(every):.0%})"  # noqa: E731
+        procedure = sum(v.answer_main == (v.unit[0] == "source" and v.case == "main-added") for v in every)
+        lines.append(f"\nbaselines on the same {len(every)} changes, decided as the maintainers did: dev's file {share(sum(not v.answer_main for v in every))}, "
+                     f"main's file {share(sum(v.answer_main for v in every))}, the written procedure (dev's file plus main's new sources) {share(procedure)}")
     return lines
 
 
@@ -354,11 +360,13 @@ def silent(replays: Sequence[Replay], side: str) -> list[str]:
                         f"base {_show(vals['base'])}; depsync {_show(vals['result'])}" + (f"; main's adopted by {v.adopted}" if v.adopted else "")
                         + (f"; main's value on dev: {v.eventually}" if v.eventually else "") + (f"; {v.elsewhere}" if v.elsewhere else "") + "".join(f"\n      evidence: {x}" for x in v.evidence))
                 groups.setdefault(kind_of(v), []).append(line)
-    out = []
+    quiet = [v for r in replays for run in r.runs if run.side == side for v in run.verdicts if not v.agrees and not v.flagged]
+    later = sum(not v.answer_main and not v.eventually.startswith("never") for v in quiet)
+    out = [f"{len(quiet)} silent; {later} of those where depsync took main's value reached dev after the window"]
     for kind, lines in sorted(groups.items(), key=lambda x: (-len(x[1]), x[0])):
         out.append(f"\n{kind} ({len(lines)}):")
         out += [f"  {line}" for line in lines]
-    return out or ["  none"]
+    return out
 
 
 def report(replays: Sequence[Replay], days: int) -> None:
