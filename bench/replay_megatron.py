@@ -44,6 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
@@ -176,7 +180,33 @@ def declared_in(data: Mapping[str, Any], name: str) -> list[str]:
     return [table for table, items in req_tables(data).items() if any(isinstance(x, str) and _req(x)[0] == name for x in items)]
 
 
-def judge(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any], landed: dict[str, Any], later: Sequence[tuple[str, int, str, dict[str, Any]]], synced: int, days: int, result: dict[str, Any] | None, plan: Plan) -> list[Verdict]:
+def locked_versions(lock_text: str) -> dict[str, list[str]]:
+    """Package name -> the versions a uv.lock resolves it to."""
+    out: dict[str, list[str]] = {}
+    for package in tomllib.loads(lock_text).get("package") or []:
+        out.setdefault(canonicalize_name(str(package.get("name"))), []).append(str(package.get("version")))
+    return out
+
+
+def against_lock(main_text: Any, locked: Sequence[str]) -> str:
+    """Whether main's requirement still admits what dev's lock resolves."""
+    if not locked:
+        return "not in dev's lock"
+    try:
+        spec = Requirement(str(main_text)).specifier if isinstance(main_text, str) else None
+    except InvalidRequirement:
+        spec = None
+    shown = ", ".join(locked)
+    if spec is None or not str(spec):
+        return f"dev's lock has {shown}"
+    try:
+        admits = any(spec.contains(Version(v), prereleases=True) for v in locked)
+    except InvalidVersion:
+        return f"dev's lock has {shown}"
+    return f"dev's lock has {shown}, which main's specifier {'admits' if admits else 'EXCLUDES'}"
+
+
+def judge(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any], landed: dict[str, Any], later: Sequence[tuple[str, int, str, dict[str, Any]]], synced: int, days: int, result: dict[str, Any] | None, plan: Plan, locked: Mapping[str, Sequence[str]] | None = None) -> list[Verdict]:
     """Every entry main changed that dev does not have, against the maintainers' answer (dev's
     adoption of main's value counts up to `days` after `synced`, S's committer date)."""
     ub, ud, um, us, ur = units(base), units(dev), units(main), units(landed), units(result)
@@ -195,6 +225,8 @@ def judge(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any], lande
         if unit[0] == "req":
             other = lambda data: [t for t in declared_in(data, unit[2]) if t != unit[1]]  # noqa: E731
             elsewhere = f"dev also declares it in {other(dev) or 'no other table'}; main in {other(main) or 'no other table'}"
+            if locked is not None:
+                elsewhere += f"; {against_lock(raw(main, unit), (locked or {}).get(unit[2], []))}"
         out.append(Verdict(
             unit, case_of(b, d, m), landed_main or bool(adopter), adopter, eventually, ur.get(unit) == m,
             plan.flags(unit), plan.names_not_taken(unit),
@@ -254,6 +286,7 @@ def replay(mirror: Path, sync: Sync, later: Sequence[tuple[str, int, str, dict[s
         out.check_exit = done.returncode
         base, dev, main = (pyproject_at(mirror, c) for c in (sync.base, sync.dev, sync.main))
         landed = pyproject_at(mirror, sync.sync)
+        locked = locked_versions(git(mirror, "show", f"{sync.dev}:uv.lock"))
         reconcile_env = clean_env(tmp / "cache-reconcile")
         for side, cache_run in (("dev", "cold"), ("dev", "warm"), ("main", "warm")):
             git(None, "reset", "-q", "--hard", sync.dev, cwd=work)
@@ -275,7 +308,7 @@ def replay(mirror: Path, sync: Sync, later: Sequence[tuple[str, int, str, dict[s
             except (OSError, tomllib.TOMLDecodeError) as error:
                 run.stderr += f"\nresult pyproject.toml: {error}"
                 result = None
-            run.verdicts = judge(base, dev, main, landed, later, sync.date, days, result, Plan(json.loads(plan_path.read_text())))
+            run.verdicts = judge(base, dev, main, landed, later, sync.date, days, result, Plan(json.loads(plan_path.read_text())), locked)
     except Exception as error:  # noqa: BLE001 - one broken replay is reported, the rest run
         out.error = f"harness: {error}"
     finally:
@@ -348,6 +381,27 @@ def kind_of(v: Verdict) -> str:
     return f"{direction}; {v.case} {v.unit[0]}; rule {v.rule}"
 
 
+def mistake_of(v: Verdict) -> str:
+    """A rough name for what went wrong (heuristic: from the unit, the case and the annotations)."""
+    if v.answer_main:
+        return "main's change dropped without a flag"
+    if v.unit[0] == "req" and "EXCLUDES" in v.elsewhere:
+        return "main's specifier excludes the version dev's lock resolves, taken"
+    if v.unit[0] == "req" and v.case == "main-added" and "dev also declares it in [" in v.elsewhere:
+        return "main added a package dev already declares in another table, taken"
+    if v.unit[0] == "table" and v.case == "main-added":
+        return "main added a table (for packages dev declares elsewhere), taken"
+    if v.unit[0] == "req" and v.case == "main-removed":
+        return "main removed an entry of a table dev keeps, removal taken"
+    if v.unit[0] == "conflict" and v.case == "main-removed":
+        return "main removed a resolver entry naming a table dev keeps, removal taken"
+    if v.unit[0] == "req" and v.case == "main-added" and "dev's lock has" in v.elsewhere:
+        return "main added a direct requirement for a package dev's lock already has, taken"
+    if v.unit[0] == "key":
+        return "a setting outside the dependency surface, three-way: main's taken"
+    return f"other: {v.case} {v.unit[0]}, taken"
+
+
 def silent(replays: Sequence[Replay], side: str) -> list[str]:
     groups: dict[str, list[str]] = {}
     for r in replays:
@@ -363,6 +417,10 @@ def silent(replays: Sequence[Replay], side: str) -> list[str]:
     quiet = [v for r in replays for run in r.runs if run.side == side for v in run.verdicts if not v.agrees and not v.flagged]
     later = sum(not v.answer_main and not v.eventually.startswith("never") for v in quiet)
     out = [f"{len(quiet)} silent; {later} of those where depsync took main's value reached dev after the window"]
+    mistakes: dict[str, int] = {}
+    for v in quiet:
+        mistakes[mistake_of(v)] = mistakes.get(mistake_of(v), 0) + 1
+    out += [f"  {n:3d}  {name}" for name, n in sorted(mistakes.items(), key=lambda x: -x[1])]
     for kind, lines in sorted(groups.items(), key=lambda x: (-len(x[1]), x[0])):
         out.append(f"\n{kind} ({len(lines)}):")
         out += [f"  {line}" for line in lines]

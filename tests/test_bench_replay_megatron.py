@@ -50,3 +50,12 @@ def test_a_flagged_plan_entry_makes_the_disagreement_flagged_and_same_changes_ar
     found = verdicts(base, dev, main, landed=main, result=dev, plan=plan)
     assert set(found) == {"a"}
     assert found["a"].flagged and not found["a"].agrees and found["a"].rule == "main-changed/dev chose it (history)"
+
+
+def test_a_specifier_that_excludes_devs_locked_version_is_said() -> None:
+    from replay_megatron import against_lock
+
+    assert against_lock("multi-storage-client~=0.50", ["0.45.1"]).endswith("EXCLUDES")
+    assert against_lock("a>=1", ["1.2"]).endswith("admits")
+    assert against_lock("zstandard", ["0.25.0"]) == "dev's lock has 0.25.0"
+    assert against_lock("mock", []) == "not in dev's lock"
