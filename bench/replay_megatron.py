@@ -429,6 +429,7 @@ def silent(replays: Sequence[Replay], side: str) -> list[str]:
 
 def report(replays: Sequence[Replay], days: int) -> None:
     print(f"{len(replays)} syncs of NVIDIA/Megatron-LM main into dev; the maintainers' answer: S's pyproject.toml, or main's value when dev took it within {days} days")
+    print("D = S's first parent (dev when the sync landed), M = the newest main commit S merged (S's second parent, or in a sync PR the main side of its merge)")
     print("XDG_CACHE_HOME: per sync, one fresh directory for the two checks (cold, warm), another for the three reconciles (cold, then warm twice)")
     for r in replays:
         s = r.sync
