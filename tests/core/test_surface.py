@@ -435,3 +435,16 @@ def test_a_range_that_excludes_devs_locked_version_moves_its_resolution_and_is_f
     # a branch that follows main takes it
     following = {d.name: d for d in merge_surface(data(base), data(base), data(main), evidence=evidence, default_side="main")}
     assert following["energon"].taken_from == "main"
+
+
+def test_main_emptying_a_table_dev_keeps_is_one_decision() -> None:
+    """main empties the `lts` extra (`lts = []`) that dev's lts image installs: dev's entries
+    stay, as one decision, not each removed on its own evidence (and flagged: main's change is
+    not taken)."""
+    base = '[project]\nname = "a"\nversion = "1"\n\n[project.optional-dependencies]\nlts = ["av", "tensorstore", "wget"]\ndev = ["av"]\n'
+    main = base.replace('lts = ["av", "tensorstore", "wget"]', "lts = []")
+    never = {("project.optional-dependencies.lts", n): Ownership("main", "history", "dev's history never changed it") for n in ("av", "tensorstore", "wget")}
+    decisions = merge_surface(data(base), data(base), data(main), evidence=SurfaceEvidence(ownership=never, gathered=True))
+    lts = [d for d in decisions if d.table == "project.optional-dependencies.lts"]
+    assert {d.name for d in lts if d.taken_from == "dev"} == {"av", "tensorstore", "wget"} and all(d.needs_review for d in lts)  # main's change, not taken: said
+    assert all("a table is one decision" in d.reason for d in lts)

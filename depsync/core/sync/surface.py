@@ -223,6 +223,7 @@ class EntryFacts:
     table_at_base: bool = False
     unneeded: str | None = None  # main added it only for entries that were not taken: an explicit index, a conflict set (why)
     excludes_locked: str | None = None  # main's new range excludes every version dev's uv.lock resolves (those versions)
+    table_emptied_by_main: bool = False  # main emptied or removed the whole table, which dev keeps with entries
 
     @property
     def resolver(self) -> bool:
@@ -308,6 +309,8 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_DEV, "dev", False, "dev owns {name} (config): main's removal not taken", "ownership"),
         (*_CONFIG_MAIN, "none", False, "policy prefers main for {name}: main's removal taken", "ownership"),
         (*_SIDE_MAIN, "none", False, "main removed it, the branch did not change it; the branch follows main: removed", "default-side"),
+        ("main emptied the table, dev keeps it", lambda f: f.table_emptied_by_main, "dev", True,
+         "main emptied or removed all of {table}, which dev keeps: a table is one decision, dev's entry kept (drop the table on dev if dev no longer installs it)", "the table on each side"),
         (*_RESOLVER, "none", False, "main removed it, dev did not change it; a resolver setting (no code imports it): removed, three-way", "-"),
         ("dev chose it (history)", lambda f: f.owned_by("dev", "history"), "dev", True,
          "dev's history chose {name} in {table}; main removed it: dev's kept, check", "ownership: dev's commit"),
@@ -458,7 +461,10 @@ def merge_surface(
     """One decision per entry present on any side (parsed pyproject data in), in dev's order, then main's additions."""
     sides = [surface_entries(data) for data in (base, dev, main)]
     b, d, m = sides
-    dev_tables, base_tables = set(requirement_tables(dev)), set(requirement_tables(base))
+    dev_lists, base_lists, main_lists = requirement_tables(dev), requirement_tables(base), requirement_tables(main)
+    dev_tables, base_tables = set(dev_lists), set(base_lists)
+    # main emptied (or removed) a whole table dev still fills: its entries are one decision
+    emptied = {t for t, items in base_lists.items() if items and not main_lists.get(t) and dev_lists.get(t)}
     order = list(d) + [k for k in m if k not in d] + [k for k in b if k not in d and k not in m]
     decisions = []
     for key in order:
@@ -471,6 +477,7 @@ def merge_surface(
             table, name, kind, case, _owner(key, policy, evidence), default_side, policy.side_for(name), use,
             evidence.needed.get(key), evidence.removed_by_dev.get(key), _table_exists(dev_tables, table), evidence.gathered, table in base_tables,
             evidence.unneeded.get(key), _excludes_locked(case, kind, main_entry, evidence.locked.get(name, ())),
+            table in emptied,
         )
         rule = next(r for r in RULES if r.case == case and r.applies(facts))
         result = {"dev": dev_entry, "main": main_entry, "none": None}[rule.take]
