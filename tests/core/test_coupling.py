@@ -126,3 +126,12 @@ def test_a_conflict_set_stays_out_with_an_extra_that_was_not_taken() -> None:
     # with the extra taken, its conflict set comes too
     merged = whole(base, base, main, {"cosmos-sdk": Use("import", ("e2s/cosmo.py:1",))})
     assert tomllib.loads(merged.text)["tool"]["uv"]["conflicts"] == [[{"extra": "cpu"}, {"extra": "cosmo"}]]
+
+
+def test_a_conflict_set_main_removed_stays_while_its_extras_do() -> None:
+    base = '[project]\nname = "m"\nversion = "1"\n\n[project.optional-dependencies]\ndev = ["te>=2"]\nlts = ["te<2"]\n\n[tool.uv]\nconflicts = [[{ extra = "dev" }, { extra = "lts" }]]\n'
+    main = base.replace('lts = ["te<2"]', "lts = []").replace('conflicts = [[{ extra = "dev" }, { extra = "lts" }]]', "conflicts = []")
+    merged = whole(base, base, main, {"te": Use("import", ("m/x.py:1",))})
+    data = tomllib.loads(merged.text)
+    assert data["project"]["optional-dependencies"]["lts"] == ["te<2"]  # dev keeps its lts (main emptied it)
+    assert data["tool"]["uv"]["conflicts"] == [[{"extra": "dev"}, {"extra": "lts"}]]  # so its conflict set stays

@@ -129,10 +129,11 @@ def reconciled_surface(
     if needed or unneeded:
         coupled = replace(coupled, needed={**coupled.needed, **needed}, unneeded={**coupled.unneeded, **unneeded})
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
-    # ... and a conflict set stays out with an extra or group the merge did not take
-    orphans = _conflicts_unneeded(surface, data["dev"])
-    if orphans:
-        coupled = replace(coupled, unneeded={**coupled.unneeded, **orphans})
+    # ... and a conflict set stays out with an extra or group the merge did not take, or stays
+    # while every extra and group it names does
+    orphans, kept_sets = _conflicts_unneeded(surface, data["dev"]), _conflicts_still_named(surface, data["dev"])
+    if orphans or kept_sets:
+        coupled = replace(coupled, unneeded={**coupled.unneeded, **orphans}, needed={**coupled.needed, **kept_sets})
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
     kept = result_requires(surface)
     main_added = {d.name for d in surface if d.kind == "requirement" and d.main is not None and d.main_not_taken}
@@ -216,6 +217,33 @@ def _conflicts_unneeded(surface: Sequence[EntryDecision], dev: Mapping[str, Any]
                     missing.append(f"{kind} {value!r}")
         if missing:
             out[("tool.uv.conflicts", d.name)] = f"it names {', '.join(missing)}, which the merge did not take"
+    return out
+
+
+def _conflict_tables(raw: Any) -> list[str] | None:
+    """The tables a conflict set names (`project.optional-dependencies.lts`, ...); None when it
+    names another member's extra or group (that member's pyproject decides)."""
+    tables = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping) or "package" in item:
+            return None
+        for kind, prefix in (("extra", "project.optional-dependencies."), ("group", "dependency-groups.")):
+            if isinstance(item.get(kind), str):
+                tables.append(prefix + canonicalize_name(item[kind]))
+    return tables
+
+
+def _conflicts_still_named(surface: Sequence[EntryDecision], dev: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """Conflict sets main removed while every extra and group they name stays in the merge (main
+    emptied one of them, dev keeps it): uv would resolve the two together again, so the set stays."""
+    present = {d.table for d in surface if d.kind == "requirement" and d.result is not None}
+    out: dict[tuple[str, str], str] = {}
+    for d in surface:
+        if d.kind != "conflict" or d.case != "main-removed" or d.dev is None:
+            continue
+        tables = _conflict_tables(d.dev.raw[0] if d.dev.raw else None)
+        if tables and all(t in present for t in tables):
+            out[("tool.uv.conflicts", d.name)] = f"every extra and group it names stays in the merge ({', '.join(t.rsplit('.', 1)[1] for t in tables)})"
     return out
 
 

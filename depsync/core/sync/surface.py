@@ -254,7 +254,7 @@ def _rows(case: str, *rows: tuple[str, Any, str, bool, str, str]) -> tuple[Rule,
 _CONFIG_DEV = ("dev owns it (config)", lambda f: f.owned_by("dev", "config"))
 _CONFIG_MAIN = ("policy prefers main", lambda f: f.owned_by("main", "config"))
 _SIDE_MAIN = ("default side main", lambda f: f.default_side == "main")
-_RESOLVER = ("resolver setting", lambda f: f.resolver)
+_RESOLVER = ("resolver setting", lambda f: f.resolver and f.needed is None)  # needed: decided with what needs it
 
 RULES: tuple[Rule, ...] = (
     *_rows("unchanged", ("always", _always, "dev", False, "same on all sides", "-")),
