@@ -443,8 +443,12 @@ def test_main_emptying_a_table_dev_keeps_is_one_decision() -> None:
     not taken)."""
     base = '[project]\nname = "a"\nversion = "1"\n\n[project.optional-dependencies]\nlts = ["av", "tensorstore", "wget"]\ndev = ["av"]\n'
     main = base.replace('lts = ["av", "tensorstore", "wget"]', "lts = []")
+    dev = base.replace('"wget"]', '"wget", "nvtx"]')  # dev's own work on lts since the merge-base
     never = {("project.optional-dependencies.lts", n): Ownership("main", "history", "dev's history never changed it") for n in ("av", "tensorstore", "wget")}
-    decisions = merge_surface(data(base), data(base), data(main), evidence=SurfaceEvidence(ownership=never, gathered=True))
-    lts = [d for d in decisions if d.table == "project.optional-dependencies.lts"]
+    decisions = merge_surface(data(base), data(dev), data(main), evidence=SurfaceEvidence(ownership=never, gathered=True))
+    lts = [d for d in decisions if d.table == "project.optional-dependencies.lts" and d.case == "main-removed"]
     assert {d.name for d in lts if d.taken_from == "dev"} == {"av", "tensorstore", "wget"} and all(d.needs_review for d in lts)  # main's change, not taken: said
     assert all("a table is one decision" in d.reason for d in lts)
+    # a table dev never touched follows main's removal (three-way)
+    untouched = merge_surface(data(base), data(base), data(main), evidence=SurfaceEvidence(ownership=never, gathered=True))
+    assert not any("a table is one decision" in d.reason for d in untouched)

@@ -463,8 +463,9 @@ def merge_surface(
     b, d, m = sides
     dev_lists, base_lists, main_lists = requirement_tables(dev), requirement_tables(base), requirement_tables(main)
     dev_tables, base_tables = set(dev_lists), set(base_lists)
-    # main emptied (or removed) a whole table dev still fills: its entries are one decision
-    emptied = {t for t, items in base_lists.items() if items and not main_lists.get(t) and dev_lists.get(t)}
+    # main emptied (or removed) a whole table dev changed since the merge-base and still fills:
+    # its entries are one decision (a table dev left alone follows main's removal, three-way)
+    emptied = {t for t, items in base_lists.items() if items and not main_lists.get(t) and dev_lists.get(t) and dev_lists[t] != items}
     order = list(d) + [k for k in m if k not in d] + [k for k in b if k not in d and k not in m]
     decisions = []
     for key in order:
