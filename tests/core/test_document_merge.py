@@ -159,3 +159,12 @@ def test_an_empty_extra_main_adds_comes_in_and_is_named() -> None:
     assert [(d.key, d.case, d.taken_from) for d in decisions] == [("project.optional-dependencies.ucast", "main-added", "main")]
     # an extra with entries is the surface's, never decided here
     assert merge_document(tomllib.loads(base), tomllib.loads(base), tomllib.loads(base + 'gpu = ["cupy"]\n')) == []
+
+
+def test_the_guard_compares_toml_datetimes_as_datetimes() -> None:
+    """An unchanged TOML datetime outside the surface is what the merge gives, not a violation."""
+    base = "[tool.x]\nwhen = 2026-01-01T00:00:00Z\na = 1\n"
+    main = base.replace("a = 1", "a = 2")
+    text, decisions = merged(base, base, main)
+    assert unsanctioned_keys(tomllib.loads(text), decisions, tomllib.loads(base)) == []
+    assert unsanctioned_keys(tomllib.loads(text.replace("2026-01-01", "2026-02-02")), decisions, tomllib.loads(base)) == ["tool.x.when"]

@@ -15,6 +15,7 @@ follow on main. Any other value (a scalar, an array on only some sides) is one l
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -346,7 +347,7 @@ def value_at(data: Mapping[str, Any], path: Path) -> Any:
 
 def applied(dev: Mapping[str, Any], decisions: Sequence[KeyDecision]) -> dict[str, Any]:
     """dev's parsed document with the decisions' results in place (plain data: what the guard expects)."""
-    out: dict[str, Any] = json.loads(json.dumps(_plain(dev), default=str))
+    out: dict[str, Any] = copy.deepcopy(_plain(dev))  # TOML's own types kept (a datetime stays one)
     for decision in decisions:
         if not decision.changes_dev:
             continue
@@ -356,7 +357,7 @@ def applied(dev: Mapping[str, Any], decisions: Sequence[KeyDecision]) -> dict[st
         if decision.result is None:
             node.pop(decision.path[-1], None)
         else:
-            node[decision.path[-1]] = json.loads(json.dumps(_plain(decision.result), default=str))
+            node[decision.path[-1]] = copy.deepcopy(_plain(decision.result))
     return out
 
 
