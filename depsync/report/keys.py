@@ -17,11 +17,14 @@ _SHOWN = 40  # rows in the Markdown table before the rest is a count (the plan J
 _VALUE = 80  # characters of a value in a cell
 
 
+def _clipped(text: str) -> str:
+    return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + "…")
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "absent"
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + '…')
+    return _clipped(json.dumps(value, default=str, ensure_ascii=False))
 
 
 def _change(side: Any, base: Any) -> str:
@@ -33,8 +36,7 @@ def _change(side: Any, base: Any) -> str:
     if not added and not removed:
         return _show(side) if side != base else "as at the merge-base"
     parts = [f"+ {json.dumps(x, default=str)}" for x in added] + [f"- {json.dumps(x, default=str)}" for x in removed]
-    text = ", ".join(parts)
-    return markdown.code(text if len(text) <= _VALUE else text[: _VALUE - 1] + "…")
+    return _clipped(", ".join(parts))
 
 
 def main_changes(result: Reconciliation) -> list[KeyDecision]:

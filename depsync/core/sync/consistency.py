@@ -17,6 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from depsync.core.model.pyproject import Pyproject
+from depsync.core.sync.surface import conflict_names
 
 
 @dataclass(frozen=True, order=True)
@@ -97,15 +98,12 @@ def problems(data: Mapping[str, Any]) -> set[Inconsistency]:
                                         f"keep the group {included!r}, or drop the include-group"))
     project = data.get("project", {}) if isinstance(data.get("project"), Mapping) else {}
     extras = {canonicalize_name(str(e)) for e in (project.get("optional-dependencies", {}) or {})}
+    tables = {f"project.optional-dependencies.{e}" for e in extras} | {f"dependency-groups.{g}" for g in groups}
     for conflict in uv.get("conflicts", []) if isinstance(uv.get("conflicts"), list) else []:
-        for item in conflict if isinstance(conflict, list) else []:
-            if not isinstance(item, Mapping) or "package" in item:
-                continue  # another member's extra or group: that member's pyproject says
-            for kind, names in (("extra", extras), ("group", groups)):
-                value = item.get(kind)
-                if isinstance(value, str) and canonicalize_name(value) not in names:
-                    found.add(Inconsistency("tool.uv.conflicts", ("table", "tool.uv"), f"a conflicts set names {kind} {value!r}, which the merged pyproject does not define",
-                                            f"drop the set, or keep the {kind} {value!r}"))
+        for label, table in conflict_names(conflict)[0]:  # another member's extra or group: that member's pyproject says
+            if table not in tables:
+                found.add(Inconsistency("tool.uv.conflicts", ("table", "tool.uv"), f"a conflicts set names {label}, which the merged pyproject does not define",
+                                        f"drop the set, or keep the {label}"))
     return found
 
 

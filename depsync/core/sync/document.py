@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from depsync.core.names import canonicalize_name
 from depsync.core.sync.sources import case_of_values
+from depsync.core.sync.surface import REQUIREMENT_LISTS
 
 Path = tuple[str, ...]
 
@@ -125,17 +126,19 @@ class KeyDecision:
         return self.main_changed and comparable(self.result) != comparable(self.main)
 
 
-def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path[: len(root)] == root for root in roots)
+def under(path: Path, root: Path) -> bool:
+    """path is root or inside it."""
+    return path[: len(root)] == root
 
 
 def is_requirement_list(path: Path) -> bool:
-    """An array of requirement strings (a workspace member's dependency tables merge here)."""
+    """An array of requirement strings (a workspace member's dependency tables merge here): the
+    surface's requirement tables, and build-constraint-dependencies."""
     return (
         path == ("project", "dependencies")
         or (len(path) == 3 and path[:2] == ("project", "optional-dependencies"))
         or (len(path) == 2 and path[0] == "dependency-groups")
-        or (len(path) == 3 and path[:2] == ("tool", "uv") and path[2] in ("dev-dependencies", "override-dependencies", "constraint-dependencies", "build-constraint-dependencies"))
+        or ".".join(path) in (*REQUIREMENT_LISTS, "tool.uv.build-constraint-dependencies")
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Array, InlineTable, Table
 
-from depsync.core.sync.document import KeyDecision, Path, comparable, value_at
+from depsync.core.sync.document import KeyDecision, Path, comparable, under, value_at
 from depsync.core.tomledit import insert_after
 from depsync.errors import DepsyncError
 
@@ -92,23 +92,22 @@ def _table_of(value: Any) -> Table:
     return table
 
 
-def _whole_new_tables(doc: Any, main_doc: Any, decisions: Sequence[KeyDecision]) -> list[Path]:
+def _whole_new_tables(doc: Any, main_doc: Any, changing: Sequence[KeyDecision]) -> list[Path]:
     """The largest tables dev lacks whose every decided key takes main's value: copied whole."""
-    changing = [d for d in decisions if d.changes_dev]
     roots: list[Path] = []
     for decision in changing:
         if decision.taken_from != "main":
             continue
         for depth in range(1, len(decision.path)):
             prefix = decision.path[:depth]
-            if any(prefix[: len(r)] == r for r in roots):
+            if any(under(prefix, r) for r in roots):
                 break
-            if _node(doc, prefix) is not None or not isinstance(_node(main_doc, prefix), Table):
+            main_table = _node(main_doc, prefix)
+            if _node(doc, prefix) is not None or not isinstance(main_table, Table):
                 continue
-            under = [d for d in decisions if d.path[:depth] == prefix]
-            main_plain = comparable(value_at(main_doc.unwrap(), prefix))
-            merged = {d.path: d.result for d in under}
-            if all(d.taken_from == "main" for d in under) and comparable(_rebuilt(prefix, merged)) == main_plain:
+            inside = [d for d in changing if under(d.path, prefix)]
+            merged = {d.path: d.result for d in inside}
+            if all(d.taken_from == "main" for d in inside) and comparable(_rebuilt(prefix, merged)) == comparable(main_table.unwrap()):
                 roots.append(prefix)
             break
     return roots
@@ -147,7 +146,7 @@ def apply_document(text: str, main_text: str, decisions: Sequence[KeyDecision]) 
     for root in _whole_new_tables(doc, main_doc, changing):
         parent = _parent(doc, main_doc, root[:-1])
         _set(parent, _node(main_doc, root[:-1]), root[-1], _node(main_doc, root))
-        done.update(d.path for d in changing if d.path[: len(root)] == root)
+        done.update(d.path for d in changing if under(d.path, root))
     for decision in changing:
         if decision.path in done:
             continue

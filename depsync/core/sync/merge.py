@@ -34,7 +34,9 @@ from depsync.core.sync.sources import (
 from depsync.core.sync.surface import (
     EntryDecision,
     SurfaceEvidence,
+    conflict_names,
     merge_surface,
+    requirement_key,
     requirement_tables,
     result_requires,
     taken_from_main,
@@ -162,15 +164,6 @@ def _indexes_needed(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -
     return needed
 
 
-def _requirement_extras(text: str) -> list[str]:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        return sorted(canonicalize_name(e) for e in Requirement(text).extras)
-    except InvalidRequirement:
-        return []
-
-
 def _tables_needed(surface: Sequence[EntryDecision], data: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], str]:
     """The entries of extras and groups that something taken from main names: main's
     `default-groups` (three-way, taken when dev did not change it), an `include-group` item, or a
@@ -192,7 +185,8 @@ def _tables_needed(surface: Sequence[EntryDecision], data: Mapping[str, Mapping[
             wanted[f"dependency-groups.{group}"] = f"the include-group in {entry.table} (taken) names group {group!r}"
         elif own and entry.name == own:
             for raw in entry.result.raw:
-                for extra in _requirement_extras(str(raw)):
+                name, value = requirement_key(str(raw))
+                for extra in value[0] if not name.startswith("?") else ():  # (extras, specifier, marker, url)
                     wanted[f"project.optional-dependencies.{extra}"] = f"{entry.table} (taken) asks for the project's own extra {extra!r}"
     # only tables dev does not have: a name that points at dev's own table is satisfied already
     dev_tables = set(requirement_tables(data["dev"]))
@@ -205,32 +199,12 @@ def _conflicts_unneeded(surface: Sequence[EntryDecision], dev: Mapping[str, Any]
     present = {d.table for d in surface if d.kind == "requirement" and d.result is not None} | set(requirement_tables(dev))
     out: dict[tuple[str, str], str] = {}
     for d in surface:
-        if d.kind != "conflict" or d.case != "main-added" or d.main is None:
+        if d.kind != "conflict" or d.case != "main-added" or d.main is None or not d.main.raw:
             continue
-        missing = []
-        for item in d.main.raw[0] if d.main.raw and isinstance(d.main.raw[0], list) else []:
-            if not isinstance(item, Mapping) or "package" in item:
-                continue
-            for kind, prefix in (("extra", "project.optional-dependencies."), ("group", "dependency-groups.")):
-                value = item.get(kind)
-                if isinstance(value, str) and prefix + canonicalize_name(value) not in present:
-                    missing.append(f"{kind} {value!r}")
+        missing = [label for label, table in conflict_names(d.main.raw[0])[0] if table not in present]
         if missing:
             out[("tool.uv.conflicts", d.name)] = f"it names {', '.join(missing)}, which the merge did not take"
     return out
-
-
-def _conflict_tables(raw: Any) -> list[str] | None:
-    """The tables a conflict set names (`project.optional-dependencies.lts`, ...); None when it
-    names another member's extra or group (that member's pyproject decides)."""
-    tables = []
-    for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, Mapping) or "package" in item:
-            return None
-        for kind, prefix in (("extra", "project.optional-dependencies."), ("group", "dependency-groups.")):
-            if isinstance(item.get(kind), str):
-                tables.append(prefix + canonicalize_name(item[kind]))
-    return tables
 
 
 def _conflicts_still_named(surface: Sequence[EntryDecision], dev: Mapping[str, Any]) -> dict[tuple[str, str], str]:
@@ -239,11 +213,11 @@ def _conflicts_still_named(surface: Sequence[EntryDecision], dev: Mapping[str, A
     present = {d.table for d in surface if d.kind == "requirement" and d.result is not None}
     out: dict[tuple[str, str], str] = {}
     for d in surface:
-        if d.kind != "conflict" or d.case != "main-removed" or d.dev is None:
+        if d.kind != "conflict" or d.case != "main-removed" or d.dev is None or not d.dev.raw:
             continue
-        tables = _conflict_tables(d.dev.raw[0] if d.dev.raw else None)
-        if tables and all(t in present for t in tables):
-            out[("tool.uv.conflicts", d.name)] = f"every extra and group it names stays in the merge ({', '.join(t.rsplit('.', 1)[1] for t in tables)})"
+        named, other = conflict_names(d.dev.raw[0])
+        if named and not other and all(table in present for _, table in named):
+            out[("tool.uv.conflicts", d.name)] = f"every extra and group it names stays in the merge ({', '.join(t.rsplit('.', 1)[1] for _, t in named)})"
     return out
 
 

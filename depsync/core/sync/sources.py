@@ -517,6 +517,11 @@ def is_pin(value: Any) -> bool:
     return any(isinstance(t, Mapping) and ("git" in t or "url" in t) for t in (value if isinstance(value, list) else [value]))
 
 
+def _not_a_pin(dev: Any, main: Any) -> bool:
+    """Both sides have a source and neither is a git or URL pin (a path, index or workspace source)."""
+    return dev is not None and main is not None and not is_pin(dev) and not is_pin(main)
+
+
 def facts_for(key: str, case: str, policy: Policy, evidence: Evidence, dev_absent: bool = False, main_absent: bool = False, not_a_pin: bool = False) -> Facts:
     owner: Ownership | None
     if key in policy.owned_by_dev:
@@ -553,8 +558,7 @@ def _evidence_lines(facts: Facts, display: str) -> tuple[str, ...]:
 def _decide(key: str, base_item: Any, dev_item: Any, main_item: Any, policy: Policy, evidence: Evidence) -> SourceDecision:
     name = (dev_item or main_item or base_item)[0]
     base, dev, main = (item[1] if item else None for item in (base_item, dev_item, main_item))
-    not_a_pin = dev is not None and main is not None and not is_pin(dev) and not is_pin(main)
-    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None, main is None, not_a_pin)
+    facts = facts_for(key, case_of(base, dev, main), policy, evidence, dev is None, main is None, _not_a_pin(dev, main))
     rule = _rule_for(facts)
     result = {"dev": dev, "main": main, "none": None}[rule.take]
     reason = rule.reason.format(name=name, removal=facts.removed_by_dev or "")
@@ -569,12 +573,12 @@ def possible_sides(key: str, base: Any, dev: Any, main: Any, policy: Policy, dep
     case = case_of(base, dev, main)
     configured = facts_for(key, case, policy, Evidence()).owner
     owners = [configured] if configured is not None else [None, Ownership("dev", "history", ""), Ownership("main", "history", "")]
+    not_a_pin = _not_a_pin(dev, main)
     sides = set()
     for owner in owners:
         for order in (None, *(RevOrder(o) for o in ORDERS)):
             for removed in (None, "a commit"):
                 for taken, declined in ((False, False), (True, False), (False, True)):  # main's requirement taken or not (reconcile)
-                    not_a_pin = dev is not None and main is not None and not is_pin(dev) and not is_pin(main)
                     rule = _rule_for(Facts(key, case, owner, depends, order, removed, policy.side_for(key), dev is None, main is None, taken, declined, not_a_pin))
                     sides.add(rule.take if {"dev": dev, "main": main, "none": None}[rule.take] is not None else "none")
     return sides

@@ -118,6 +118,23 @@ def _conflict_key(item: Any) -> str:
     return " | ".join(keys)
 
 
+def conflict_names(conflict: Any) -> tuple[list[tuple[str, str]], bool]:
+    """(`extra 'cpu'`, `project.optional-dependencies.cpu`) for each extra and group of this
+    project a conflict set names, and whether it names another member's (a `package` item,
+    which that member's pyproject decides)."""
+    named: list[tuple[str, str]] = []
+    other = False
+    for item in conflict if isinstance(conflict, list) else []:
+        if not isinstance(item, Mapping) or "package" in item:
+            other = True
+            continue
+        for kind, prefix in (("extra", "project.optional-dependencies."), ("group", "dependency-groups.")):
+            value = item.get(kind)
+            if isinstance(value, str):
+                named.append((f"{kind} {value!r}", prefix + canonicalize_name(value)))
+    return named, other
+
+
 def surface_entries(data: Mapping[str, Any]) -> dict[EntryKey, Entry]:
     """Every entry of the surface of a parsed pyproject, by (table, name)."""
     entries: dict[EntryKey, Entry] = {}
