@@ -80,26 +80,18 @@ def review_lines(result: Reconciliation) -> list[str]:
     return [f"- {markdown.code(d.key)}: {markdown.text(d.reason)}" for d in result.keys if d.needs_review]
 
 
+def _key_json(d: KeyDecision) -> dict[str, Any]:
+    """A key decision's own fields (a `uv_files` item's `keys` carry just these)."""
+    return {
+        "key": d.key, "case": d.case, "base": d.base, "dev": d.dev, "main": d.main, "result": d.result,
+        "taken_from": d.taken_from, "reason": d.reason, "needs_review": d.needs_review,
+    }  # fmt: skip
+
+
 def to_json(result: Reconciliation) -> list[dict[str, Any]]:
     """One item per key dev and main disagree on, with the fields of a dependency entry."""
     return [
-        {
-            "table": d.table,
-            "name": d.path[-1],
-            "key": d.key,
-            "kind": "key",
-            "base": d.base,
-            "dev": d.dev,
-            "main": d.main,
-            "result": d.result,
-            "case": d.case,
-            "rule": f"three-way/{d.case}",
-            "taken_from": d.taken_from,
-            "reason": d.reason,
-            "evidence": [],
-            "needs_review": d.needs_review,
-            "main_not_taken": d.main_not_taken,
-        }
+        {"table": d.table, "name": d.path[-1], "kind": "key", "rule": f"three-way/{d.case}", "evidence": [], "main_not_taken": d.main_not_taken, **_key_json(d)}
         for d in result.keys
         if d.differs or d.main_changed
     ]
@@ -144,7 +136,7 @@ def files_json(result: Reconciliation) -> list[dict[str, Any]]:
             "taken_from": d.taken_from,
             "reason": d.reason,
             "needs_review": d.needs_review,
-            "keys": [{"key": k.key, "case": k.case, "base": k.base, "dev": k.dev, "main": k.main, "result": k.result, "taken_from": k.taken_from, "reason": k.reason, "needs_review": k.needs_review} for k in d.keys],
+            "keys": [_key_json(k) for k in d.keys],
         }
         for d in result.uv_files
     ]
