@@ -136,5 +136,5 @@ def test_quick_start_with_the_system_python(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert f"(depsync {__version__}):" in result.stdout and "depsync reconcile exited 1: done, a reviewer must look" in result.stdout
     (body,) = (tmp_path / "tmp").glob("depsync-example.*/sync/pr-body.md")
-    assert "**Needs review**: 5 of 7 entries that differ flagged" in body.read_text()
+    assert "**Needs review**: main changed 21 entries in 12 tables" in body.read_text()
     assert (tree / ".venv" / "bin" / "python").resolve().parent == SYSTEM_PYTHON.resolve().parent  # the system python made the venv

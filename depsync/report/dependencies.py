@@ -87,16 +87,6 @@ def sections(result: Reconciliation, compact: bool = False) -> list[str]:
     return lines
 
 
-def headline(result: Reconciliation) -> str:
-    """The surface's counts for the summary's first line ("" when nothing main changed differs)."""
-    changed = main_changes(result.dependencies)
-    if not changed:
-        return ""
-    declined = sum(d.main_not_taken for d in changed)
-    flagged = sum(d.needs_review for d in changed)
-    return f"; dependencies: {len(changed) - declined} of main's {len(changed)} changes taken, {declined} not taken, {flagged} flagged"
-
-
 def counts(result: Reconciliation) -> dict[str, Any]:
     """main's changes to the surface and what became of them (the plan JSON's `dependency_flags`)."""
     changed = main_changes(result.dependencies)

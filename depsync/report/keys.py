@@ -44,16 +44,6 @@ def main_changes(result: Reconciliation) -> list[KeyDecision]:
     return [d for d in result.keys if d.main_changed and d.differs]
 
 
-def headline(result: Reconciliation) -> str:
-    changed = main_changes(result)
-    if not changed:
-        return ""
-    tables = {d.table for d in changed}
-    declined = sum(d.main_not_taken for d in changed)
-    flagged = sum(d.needs_review for d in changed)
-    return f"; other keys: main changed {len(changed)} in {len(tables)} table{'s' if len(tables) != 1 else ''}, {len(changed) - declined} taken, {declined} kept dev's, {flagged} flagged"
-
-
 def sections(result: Reconciliation, compact: bool = False) -> list[str]:
     changed = main_changes(result)
     own = [d for d in result.keys if d.differs and not d.main_changed]
@@ -98,14 +88,6 @@ def to_json(result: Reconciliation) -> list[dict[str, Any]]:
 
 
 # -- the other files uv reads ----------------------------------------------------------------
-
-
-def files_headline(result: Reconciliation) -> str:
-    changed = [d for d in result.uv_files if d.main_changed]
-    if not changed:
-        return ""
-    flagged = sum(d.needs_review for d in changed)
-    return f"; files uv reads: main changed {len(changed)}, {flagged} flagged"
 
 
 def files_section(result: Reconciliation, compact: bool = False) -> list[str]:

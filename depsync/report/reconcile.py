@@ -106,10 +106,29 @@ def _evidence_lines(d: SourceDecision) -> list[str]:
 # -- sections ----------------------------------------------------------------------------------
 
 
+def whole_file_headline(result: Reconciliation) -> str:
+    """One count over everything main changed: sources, the dependency surface, every other
+    key of pyproject and the other files uv reads ("main changed 14 entries in 6 tables ...")."""
+    count = result.main_change_count()
+    if not count.entries:
+        return "main changed nothing that dev does not already have"
+    where = [f"{count.tables} table{'s' if count.tables != 1 else ''}"] if count.tables else []
+    where += [f"{count.files} file{'s' if count.files != 1 else ''} uv reads"] if count.files else []
+    tables = " and ".join(where)
+    sources = f" ({count.sources} source{'s' if count.sources != 1 else ''})" if count.sources else ""
+    return (
+        f"main changed {count.entries} entr{'ies' if count.entries != 1 else 'y'} in {tables}{sources}: "
+        f"{count.taken} taken, {count.not_taken} kept dev's, {count.flagged} flagged"
+    )
+
+
+def _count_json(result: Reconciliation) -> dict[str, int]:
+    count = result.main_change_count()
+    return {"entries": count.entries, "tables": count.tables, "files": count.files, "sources": count.sources, "taken": count.taken, "not_taken": count.not_taken, "flagged": count.flagged}
+
+
 def _headline(result: Reconciliation) -> list[str]:
-    differing, flagged = result.differing, [d for d in result.differing if d.needs_review]
-    rate = f"{len(flagged)} of {len(differing)} entries that differ flagged ({result.flag_rate:.0%})" if differing else "no entry differs between dev and main"
-    rate += surface_report.headline(result) + keys_report.headline(result) + keys_report.files_headline(result)
+    rate = whole_file_headline(result)
     if result.failure:
         lines = [f"**Failed**: {_cell(result.failure)}", "", "The work tree was put back as it was before reconcile; below is the plan it would have applied."]
     elif result.dry_run:
@@ -365,6 +384,7 @@ def to_json(result: Reconciliation) -> str:
         "flags": {"flagged": sum(d.needs_review for d in differing), "differing": len(differing), "rate": round(result.flag_rate, 4)},
         "dependencies": surface_report.to_json(result),
         "dependency_flags": surface_report.counts(result),
+        "main_changes": _count_json(result),
         "keys": keys_report.to_json(result),
         "uv_files": keys_report.files_json(result),
         "default_side": result.default_side,

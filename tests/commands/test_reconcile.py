@@ -83,7 +83,7 @@ def test_megatron_merge_with_conflicts(megatron_repo: Path, tmp_path: Path) -> N
     assert "https://github.com/NVIDIA/TransformerEngine/compare/f031cf87bd054c7558b887df7bed93975456667f...4329ff84bfbdaa778a33cba02a15fb0807c64689" in text
     steps = text.split("### Next steps")[1]
     assert "`depsync lock`" in steps and "`git commit --no-edit`" in steps and "`depsync guard`" in steps
-    assert "5 of 7 entries that differ flagged (71%)" in text
+    assert "main changed 21 entries in 12 tables (5 sources): 1 taken, 20 kept dev's, 19 flagged" in text
     assert result.stdout.strip() == text.strip()  # not a terminal: the raw Markdown
 
 

@@ -88,7 +88,7 @@ def test_a_sync_keeps_uv_config_dev_s_and_merges_members(tmp_path: Path) -> None
     assert by_path["packages/a/pyproject.toml"]["taken_from"] == "merged" and by_path["packages/a/pyproject.toml"]["needs_review"]  # a dependency change
     assert by_path["packages/b/pyproject.toml"]["case"] == "main-added" and by_path["packages/b/pyproject.toml"]["needs_review"]
     summary = (repo / "summary.md").read_text()
-    assert "### Other files uv reads" in summary and "files uv reads: main changed 4, 4 flagged" in summary
+    assert "### Other files uv reads" in summary and "main changed 4 entries in 4 files uv reads: 2 taken, 2 kept dev's, 4 flagged" in summary
     assert plan["status"] == "needs-review"
 
     # the committed merge is what guard expects; main's uv.toml slipped back in is not

@@ -71,7 +71,7 @@ def test_rows_only_for_entries_that_differ_with_evidence_and_links() -> None:
     assert "  - rev order: diverged (neither is an ancestor of the other)" in text
     assert f"[compare dev...main](https://github.com/o/a/compare/{SHA_A}...{SHA_B})" in text
     assert f"[git a@{SHA_A[:12]}](https://github.com/o/a/commit/{SHA_A})" in text
-    assert "**Needs review**: 1 of 1 entries that differ flagged (100%)." in text
+    assert "**Needs review**: main changed 1 entry in 1 table (1 source): 0 taken, 1 kept dev's, 1 flagged." in text
     steps = next_steps(result)
     assert steps[0].startswith("Relock in the CI image: `depsync lock`")
     assert "`git commit --no-edit` (concludes the merge)." in steps[-2] and "`depsync guard`" in steps[-1]
@@ -126,3 +126,22 @@ def test_ready_only_when_no_code_file_is_left_conflicted() -> None:
     assert headline.startswith("**Triple reconciled; 2 code files still conflicted**") and "Ready" not in headline
     flagged = reconciliation(sample_decisions(), lock=Outcome("relocked", "relocked"), unmerged=["a.py"])
     assert to_markdown(flagged).splitlines()[2].startswith("**Needs review; triple reconciled; 1 code file still conflicted**")
+
+
+def test_the_headline_counts_everything_main_changed_in_the_whole_file() -> None:
+    from depsync.core.sync.document import KeyDecision
+    from depsync.core.sync.surface import Entry, EntryDecision
+    from depsync.core.sync.uv_files import FileDecision
+
+    dev_only = KeyDecision(("tool", "ruff", "line-length"), "dev-changed", 100, 120, 100, 120, "dev", "dev changed it")
+    scripts = KeyDecision(("project", "scripts", "serve"), "main-added", None, None, "app:serve", "app:serve", "main", "main added it")
+    members = KeyDecision(("tool", "uv", "workspace", "members"), "merged", ["a"], ["a", "b"], ["a", "c"], ["a", "b", "c"], "merged", "both added members")
+    req = Entry("project.dependencies", "numpy", ("numpy", ">=2"), ("numpy>=2",))
+    dropped = EntryDecision("project.optional-dependencies.mlm", "numpy", "main-added", None, None, req, None, "none", "not needed", "main-added/otherwise", True)
+    member = FileDecision("packages/b/pyproject.toml", "member", "main-added", "main", b"[project]\n", "main added a member", True)
+    result = Reconciliation("origin/dev", "origin/main", SHA_A, SHA_B, SHA_A, [], [], keys=[dev_only, scripts, members], dependencies=[dropped], uv_files=[member])
+    count = result.main_change_count()
+    assert (count.entries, count.tables, count.files, count.taken, count.not_taken, count.flagged) == (4, 3, 1, 3, 1, 2)
+    text = to_markdown(result)
+    assert "main changed 4 entries in 3 tables and 1 file uv reads: 3 taken, 1 kept dev's, 2 flagged" in text
+    assert json.loads(to_json(result))["main_changes"] == {"entries": 4, "tables": 3, "files": 1, "sources": 0, "taken": 3, "not_taken": 1, "flagged": 2}

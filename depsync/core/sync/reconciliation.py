@@ -15,7 +15,7 @@ from depsync.core.findings import Finding, Severity
 from depsync.core.lockdiff import PackageChange
 from depsync.core.sync.document import KeyDecision
 from depsync.core.sync.metadata import MetadataUpdate
-from depsync.core.sync.sources import SourceDecision
+from depsync.core.sync.sources import SourceDecision, normalize
 from depsync.core.sync.squashed import SquashScan
 from depsync.core.sync.surface import EntryDecision
 from depsync.core.sync.uv_files import FileDecision
@@ -32,6 +32,33 @@ class LockOutcome:
     uv_output: str = ""  # a failed relock: the tail of uv's own log (masked)
     markers_rewritten: int | None = None  # marker lines of the lock the relock rewrote
     revision: tuple[int | None, int | None] | None = None  # (dev's lock revision, the new lock's), when they differ
+
+
+@dataclass(frozen=True)
+class MainChange:
+    """One entry main changed since the merge-base that dev does not have as main has it."""
+
+    kind: str  # "source", "dependency", "key" or "file" (a file uv reads)
+    table: str  # the table (or file) it is in
+    name: str
+    taken: bool  # the result carries main's value (or both merged)
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class MainChangeCount:
+    """The headline's count over the whole file: every entry main changed, by table."""
+
+    entries: int
+    tables: int  # of pyproject.toml
+    files: int  # other files uv reads (uv.toml, .python-version, members), each one entry
+    sources: int
+    taken: int
+    flagged: int
+
+    @property
+    def not_taken(self) -> int:
+        return self.entries - self.taken
 
 
 @dataclass
@@ -90,6 +117,30 @@ class Reconciliation:
         """Flagged decisions among those where dev and main differ (0 when none differ)."""
         differing = self.differing
         return sum(d.needs_review for d in differing) / len(differing) if differing else 0.0
+
+    def main_changes(self) -> list[MainChange]:
+        """Every entry main changed that dev does not have as main has it, in every part of
+        pyproject (sources, the dependency surface, the other keys) and the other files uv reads."""
+        changes = [
+            MainChange("source", "tool.uv.sources", d.name, normalize(d.result) == normalize(d.main), d.needs_review)
+            for d in self.decisions
+            if d.differs and normalize(d.main) != normalize(d.base)
+        ]
+        changes += [MainChange("dependency", e.table, e.name, not e.main_not_taken, e.needs_review) for e in self.dependencies if e.main_changed and e.differs]
+        changes += [MainChange("key", k.table, k.key, k.taken_from in ("main", "merged") or not k.main_not_taken, k.needs_review) for k in self.keys if k.main_changed and k.differs]
+        changes += [MainChange("file", f.path, f.path, f.taken_from in ("main", "merged"), f.needs_review) for f in self.uv_files if f.main_changed]
+        return changes
+
+    def main_change_count(self) -> MainChangeCount:
+        changes = self.main_changes()
+        return MainChangeCount(
+            entries=len(changes),
+            tables=len({c.table for c in changes if c.kind != "file"}),
+            files=sum(c.kind == "file" for c in changes),
+            sources=sum(c.kind == "source" for c in changes),
+            taken=sum(c.taken for c in changes),
+            flagged=sum(c.flagged for c in changes),
+        )
 
     @property
     def needs_review(self) -> bool:
