@@ -501,6 +501,8 @@ class Scenario:
                 return decide(None, "main added, dev had dropped it")
             if uses == "import":
                 return decide(m, "main added, its code imports it")
+            if uses == "guarded" and table != DEPS:  # an extra or a group: what a guarded import is for
+                return decide(m, "main added to an optional table, guarded import")
             return decide(None, "main added, guarded import" if uses == "guarded" else "main added, code does not use it")
         if m is None:
             if self.req_owner.get(key) == "dev":

@@ -13,7 +13,8 @@ candidates are, in order:
    `google.cloud.storage`): matched only as that dotted prefix, never as its first part alone;
 4. without a `python-`/`py-` prefix or a `-python` suffix (`python-dateutil` -> `dateutil`), and
    for three words or more without the first (`prime-pydantic-config` -> `pydantic_config`):
-   a vendor prefix.
+   a vendor prefix;
+5. the words run together (`multi-storage-client` -> `multistorageclient`).
 
 A candidate is matched as a dotted prefix of an import (`PIL` matches `PIL.Image`), so a
 namespace path cannot match another package under the same namespace.
@@ -79,6 +80,7 @@ RENAMED: dict[str, tuple[str, ...]] = {
     "pygithub": ("github",),
     "psycopg2-binary": ("psycopg2",),
     "mysqlclient": ("MySQLdb",),
+    "opentelemetry-api": ("opentelemetry",),
 }
 
 _PREFIX = re.compile(r"^(?:python|py)-")
@@ -104,6 +106,8 @@ def candidates(project: str) -> tuple[tuple[str, ...], str]:
         add(stripped.replace("-", "_"))
     if len(words) >= 3:
         add("_".join(words[1:]))
+    if len(words) >= 2:
+        add("".join(words))  # the words run together (`multi-storage-client` -> `multistorageclient`)
     return tuple(found), "the project name (no installed copy says)"
 
 

@@ -50,9 +50,35 @@ def test_main_added_taken_only_with_an_unguarded_import() -> None:
     found = decide(BASE, BASE, main, SurfaceEvidence(uses=uses, gathered=True))
     gamma, delta, eps = (found[("project.optional-dependencies.x", n)] for n in ("gamma", "delta", "eps"))
     assert (gamma.taken_from, gamma.needs_review) == ("main", False) and "pkg/a.py:3" in " ".join(gamma.evidence)
-    assert (delta.result, delta.needs_review, delta.rule) == (None, True, "main-added/guarded import only")
+    # an extra is what a guarded import is for: taken
+    assert (delta.taken_from, delta.needs_review, delta.rule) == ("main", False, "main-added/guarded import, optional table")
     assert (eps.result, eps.needs_review, eps.main_not_taken) == (None, True, True)
     assert "no import of eps in the merged code (10 Python files)" in eps.evidence
+
+
+def test_a_guarded_import_does_not_make_a_required_dependency() -> None:
+    main = BASE.replace('"requests"]', '"requests", "delta"]')
+    found = decide(BASE, BASE, main, SurfaceEvidence(uses={"delta": Use("guarded", ("pkg/b.py:9",))}, gathered=True))
+    delta = found[("project.dependencies", "delta")]
+    assert (delta.result, delta.needs_review, delta.rule) == (None, True, "main-added/guarded import only")
+
+
+def test_a_guarded_import_does_not_recreate_an_extra_dev_removed() -> None:
+    dev = BASE.replace('x = [\n    "alpha",  # kept comment\n    "beta==1",\n]\n', "")
+    main = BASE.replace('"beta==1",', '"beta==1",\n    "delta",')
+    found = decide(BASE, dev, main, SurfaceEvidence(uses={"delta": Use("guarded", ("pkg/b.py:9",))}, gathered=True))
+    delta = found[("project.optional-dependencies.x", "delta")]
+    assert delta.result is None and delta.needs_review and delta.rule != "main-added/guarded import, optional table"
+
+
+def test_main_s_requires_python_is_a_resolution_change_kept_dev_s_and_flagged() -> None:
+    dev_base = BASE.replace('version = "1"', 'version = "1"\nrequires-python = ">=3.10"')
+    main = dev_base.replace(">=3.10", ">=3.12")
+    found = decide(dev_base, dev_base, main, SurfaceEvidence(gathered=True))
+    setting = found[("project.requires-python", "requires-python")]
+    assert (setting.taken_from, setting.needs_review, setting.rule) == ("dev", True, "main-changed/requires-python moves dev's resolution")
+    followed = decide(dev_base, dev_base, main, SurfaceEvidence(gathered=True), side="main")[("project.requires-python", "requires-python")]
+    assert followed.taken_from == "main" and not followed.needs_review  # a branch following main takes it
 
 
 def test_main_changed_taken_when_dev_never_chose_it_kept_when_dev_did() -> None:
@@ -124,18 +150,18 @@ def test_megatron_pure_merge_with_imports_carries_the_requirements_and_their_sou
     result = tomllib.loads(text)
     extras, groups = result["project"]["optional-dependencies"], result["dependency-groups"]
     assert "gigatoken" in extras["mlm"] and "gigatoken" in extras["training"]
-    assert "nemo-lens" in extras["dev"] and "torch-memory-saver" in extras["dev"] and "Pillow" not in extras["dev"]
+    assert "nemo-lens" in extras["dev"] and "torch-memory-saver" in extras["dev"] and "Pillow" in extras["dev"]  # guarded, in an extra
     assert "deep_gemm" in groups["no_pypi_wheels"]
     by_name = {d.name: d for d in sources}
     for name in ("deep_gemm", "nemo-lens", "torch-memory-saver"):  # the sources come with their requirements
         assert by_name[name].taken_from == "main" and by_name[name].rule == "main-added/taken with main's requirement"
     flagged = {(d.table, d.name) for d in surface if d.needs_review}
-    assert ("project.optional-dependencies.dev", "pillow") in flagged  # guarded: not taken, flagged
+    assert ("project.optional-dependencies.dev", "pillow") not in flagged  # guarded, in an extra: taken
     assert ("project.optional-dependencies.dev", "nvidia-cudnn-frontend") in flagged  # both changed the pin
     for decision in surface:  # nothing main changed is left without a flag or a taken value
         assert not decision.main_not_taken or decision.needs_review or "config" in decision.rule
     # surgical: comments and the untouched parts of dev's file stay
-    assert "# Forcing a little bit more recent version of fastapi" in text and text.count("\n") - texts["dev"].count("\n") < 12
+    assert "# Forcing a little bit more recent version of fastapi" in text and text.count("\n") - texts["dev"].count("\n") < 13
 
 
 def _depsync(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -176,7 +202,8 @@ def test_reconcile_on_megatron_with_code_is_surgical_and_idempotent(megatron_wit
     assert giga["taken_from"] == "main" and not giga["needs_review"]
     assert any("megatron/training/tokenizer.py:3" in e for e in giga["evidence"])
     pillow = rows[("project.optional-dependencies.dev", "pillow")]
-    assert pillow["result"] is None and pillow["needs_review"]  # PIL is not pillow's normalized name: said, flagged
+    # PIL is pillow's module (the renamed table); a guarded import in an extra: taken, with its evidence
+    assert pillow["taken_from"] == "main" and not pillow["needs_review"] and any("megatron/core/vision.py" in e for e in pillow["evidence"])
     saver = rows[("project.optional-dependencies.dev", "torch-memory-saver")]
     assert saver["result"] is None and saver["needs_review"]  # the import behind the symlink was not read
     assert {"table", "name", "base", "dev", "main", "result", "case", "rule", "taken_from", "reason", "evidence", "needs_review"} <= set(giga)
@@ -297,7 +324,7 @@ def test_module_names_from_real_dist_infos_and_a_scan_of_a_real_tree(tmp_path: P
     if not (REPO / ".venv").is_dir():
         pytest.skip("no .venv in the checkout")
     names = module_names(REPO, ["PyYAML", "tomlkit", "no-such-dist"])
-    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist", "no.such.dist", "such_dist")  # the name, its namespace path, without a vendor word
+    assert "yaml" in names["pyyaml"] and names["tomlkit"] == ("tomlkit",) and names["no-such-dist"] == ("no_such_dist", "no.such.dist", "such_dist", "nosuchdist")  # the name, its namespace path, without a vendor word, run together
     head = git(REPO, "rev-parse", "HEAD").strip()
     uses = merged_code_uses(REPO, ["tomlkit", "no-such-dist"], head, merged_in_work_tree=False)
     assert uses["tomlkit"].strength == "import" and any(w.startswith("depsync/") for w in uses["tomlkit"].where)
@@ -328,7 +355,7 @@ def test_hostile_names_and_paths_stay_inert_in_the_summary() -> None:
 
     prose = re.sub(r"`[^`\n]*`", "", text)  # a code span shows its text literally; the rest must be inert
     assert "<img" not in prose and "<b>" not in prose and "evil](" not in text and "\x1b" not in text
-    assert "main's dependency changes not taken (2)" in text
+    assert "main's dependency changes not taken (1)" in text  # ok-pkg: guarded, in an extra, taken
 
 
 def test_an_index_comes_with_the_requirement_and_source_that_need_it() -> None:
@@ -375,11 +402,12 @@ def test_settings_conflicts_include_groups_and_tool_uv_lists_follow_main_on_a_fo
     assert tables == {"project.requires-python", "dependency-groups.ci", "tool.uv.required-version", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
     # the same, seen from a dev that owns its surface: settings dev never chose move with main, and
     # so do resolver entries (overrides, constraints, conflicts: no code imports them, the three-way
-    # rule decides); a requirement-like addition (an include-group) waits for evidence
+    # rule decides); a requirement-like addition (an include-group) waits for evidence, and
+    # requires-python, which moves every marker of dev's lock, is dev's and flagged
     never = {(d.table, d.name): Ownership("main", "history", "dev's history never changed it") for d in surface}
     text, _, _, surface = reconciled_surface(texts, parsed, Config(), Evidence(gathered=True), SurfaceEvidence(ownership=never, gathered=True), "dev")
     declined = {d.table for d in surface if d.main_not_taken}
-    assert declined == {"dependency-groups.ci"}
+    assert declined == {"dependency-groups.ci", "project.requires-python"}
     assert all(d.needs_review for d in surface if d.main_not_taken)
     resolver = {d.table for d in surface if d.taken_from == "main" and d.changes_dev and "resolver setting" in d.reason}
     assert resolver == {"tool.uv.override-dependencies", "tool.uv.constraint-dependencies", "tool.uv.conflicts"}
@@ -403,7 +431,8 @@ def test_module_names_without_an_installed_copy() -> None:
     from depsync.core.module_names import candidates
 
     assert candidates("pillow") == (("PIL",), "depsync's table of renamed distributions")
-    assert candidates("nemo-lens")[0] == ("nemo_lens", "nemo.lens")
+    assert candidates("nemo-lens")[0] == ("nemo_lens", "nemo.lens", "nemolens")
+    assert "multistorageclient" in candidates("multi-storage-client")[0] and candidates("opentelemetry-api")[0] == ("opentelemetry",)
     assert "pydantic_config" in candidates("prime-pydantic-config")[0] and "dateutil" in candidates("python-dateutil")[0]
     files = [
         ("m/ckpt.py", b"try:\n    from nemo.lens.helpers import managed_span\nexcept ImportError:\n    pass\n"),

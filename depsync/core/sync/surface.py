@@ -256,6 +256,11 @@ class EntryFacts:
         return (self.use is not None and self.use.strength == "import") or self.needed is not None
 
     @property
+    def optional_table(self) -> bool:
+        """An extra or a dependency group: installed only when asked for, as guarded imports are used."""
+        return self.table.startswith(("project.optional-dependencies.", "dependency-groups.")) or self.table == "tool.uv.dev-dependencies"
+
+    @property
     def guarded(self) -> bool:
         return self.use is not None and self.use.strength == "guarded"
 
@@ -293,6 +298,8 @@ RULES: tuple[Rule, ...] = (
          "dev removed {name} from {table} itself ({removal}): main's re-addition not taken", "dev's removing commit"),
         ("the merged code needs it", lambda f: f.imported, "main", False,
          "main added it and the merged code needs it: taken", "file:line of an unguarded import (or what needs the entry)"),
+        ("guarded import, optional table", lambda f: f.guarded and f.optional_table and (f.table_on_dev or not f.table_at_base), "main", False,
+         "main added it to {table}, an optional table, and the merged code imports {name} inside try/except ImportError, as optional dependencies are used: taken", "file:line of the guarded import"),
         ("guarded import only", lambda f: f.guarded, "none", True,
          "main added it; the merged code imports it only inside try/except ImportError: not taken, add it if dev wants the feature", "file:line of the guarded import"),
         ("no evidence gathered", lambda f: not f.gathered, "none", True,
@@ -312,6 +319,8 @@ RULES: tuple[Rule, ...] = (
         (*_CONFIG_MAIN, "main", False, "policy prefers main for {name}: main's change taken", "ownership"),
         (*_SIDE_MAIN, "main", False, "main changed it, the branch did not; the branch follows main: taken", "default-side"),
         (*_RESOLVER, "main", False, "main changed it, dev did not; a resolver setting (no code imports it): main's taken, three-way", "-"),
+        ("requires-python moves dev's resolution", lambda f: f.table == "project.requires-python", "dev", True,
+         "main changed requires-python: every marker and fork of dev's lock follows it, so taking it moves dev's resolution (and may exclude dev's CI Python): dev's kept; take it with a relock if dev wants it", "both values"),
         ("main's range excludes dev's locked version", lambda f: f.excludes_locked is not None and not f.owned_by("main", "config"), "dev", True,
          "main changed {name} to a range that excludes the {locked} dev's uv.lock resolves: taking it moves dev's resolution, so dev's kept; take it with a relock if dev wants it", "dev's uv.lock; main's range"),
         ("dev chose it (history)", lambda f: f.owned_by("dev", "history"), "dev", True,
