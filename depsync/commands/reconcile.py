@@ -46,7 +46,7 @@ from depsync.core.sync.sources import (
 from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
 from depsync.errors import DepsyncError
 from depsync.report import ui
-from depsync.shell import faults, git, signals, trusted_config, uv_confirm
+from depsync.shell import cache, faults, git, signals, trusted_config, uv_confirm
 from depsync.shell.fileio import (
     Snapshot,
     confined,
@@ -104,10 +104,29 @@ def _history(
 ) -> tuple[dict[Any, Ownership], dict[Any, str]]:
     """Ownership of each name from dev's first-parent history of pyproject, and dev's own removals.
 
-    One `git log --raw` for dev (and one for main, when a change must be placed in main's
-    timeline); every version of the file is read through the session's one cat-file process."""
+    The answer depends only on the two commits (immutable) and the names, so it is remembered:
+    a second run on the same merge reads no history."""
     if not names:
         return {}, {}
+    key = ("history", path, dev_commit, main_commit, parse.__name__, tuple(sorted(names, key=repr)))
+    known = cache.memo_get("history", key) if _FULL_SHA.fullmatch(dev_commit) and _FULL_SHA.fullmatch(main_commit) else None
+    if isinstance(known, tuple) and len(known) == 2:
+        return {name: Ownership(*fields) for name, fields in known[0]}, dict(known[1])
+    ownership, removed = _read_history(root, path, dev_commit, main_commit, names, parse)
+    if _FULL_SHA.fullmatch(dev_commit) and _FULL_SHA.fullmatch(main_commit):
+        remembered = tuple((name, (o.owner, o.basis, o.detail, o.commit)) for name, o in ownership.items())
+        cache.memo_put("history", key, (remembered, tuple(removed.items())))
+    return ownership, removed
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _read_history(
+    root: Path, path: str, dev_commit: str, main_commit: str, names: list[Any], parse: Callable[[str], dict[Any, Any] | None]
+) -> tuple[dict[Any, Ownership], dict[Any, str]]:
+    """One `git log --raw` for dev (and one for main, when a change must be placed in main's
+    timeline); every version of the file is read through the session's one cat-file process."""
     parsed: dict[str | None, dict[str, Any] | None] = {None: {}}
 
     def sources_at(blob: str | None) -> dict[str, Any] | None:

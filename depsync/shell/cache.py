@@ -253,6 +253,51 @@ def store_entry(path: str, payload: Any, schema: Any) -> None:
         _write(path, payload, schema)
 
 
+_MEMO_MAX = 2048  # answers remembered per memo; past it the memo starts again (bounded disk)
+_memos: dict[str, dict[bytes, Any]] = {}
+
+
+def _memo_path(name: str) -> str:
+    return os.path.join(root(), f"memo-{name}.marshal")
+
+
+def _memo(name: str) -> dict[bytes, Any]:
+    if name not in _memos:
+        found = load_entry(_memo_path(name), ("memo", name, 1))
+        _memos[name] = found if isinstance(found, dict) and len(found) < _MEMO_MAX else {}
+    return _memos[name]
+
+
+def _memo_key(key: Any) -> bytes:
+    # depsync's own code is part of the key: an edited rule never reads an older answer
+    return _digest(_fingerprint_digest(), marshal.dumps(key))
+
+
+_fingerprint: list[bytes] = []  # computed once per process
+
+
+def _fingerprint_digest() -> bytes:
+    if not _fingerprint:
+        _fingerprint.append(_digest(_code_fingerprint()))
+    return _fingerprint[0]
+
+
+def memo_get(name: str, key: Any) -> Any:
+    """An answer remembered under key (marshal data of immutable inputs, e.g. commit ids), or
+    None. For work whose answer cannot change: what dev's history says at given commits."""
+    if not enabled():
+        return None
+    return _memo(name).get(_memo_key(key))
+
+
+def memo_put(name: str, key: Any, value: Any) -> None:
+    if not enabled():
+        return
+    memo = _memo(name)
+    memo[_memo_key(key)] = value
+    store_entry(_memo_path(name), memo, ("memo", name, 1))
+
+
 def lookup(request: Request) -> tuple[bytes, dict[str, Any]] | None:
     """(result key, result) of an earlier check on the same request and unchanged inputs."""
     if not enabled():

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from depsync.core.conflict_sides import conflict_sides
 from depsync.core.module_names import candidates
 from depsync.core.sync.surface import Use
 from depsync.errors import DepsyncError
@@ -380,7 +381,28 @@ def _file_imports(data: bytes, path: str) -> tuple[tuple[str, int, bool], ...]:
     return tuple((module, line, guarded) for (module, guarded), line in first.items())
 
 
-_IMPORTS_SCHEMA = ("imports", 1)
+def _parsed_imports(data: bytes, path: str) -> tuple[tuple[str, int, bool], ...] | None:
+    """The file's imports; a file git left conflicted is read as both its sides (each side's
+    lines at their own numbers); None when it (or a side) does not parse."""
+    try:
+        return _file_imports(data, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    sides = conflict_sides(data)
+    if sides is None:
+        return None
+    found: dict[tuple[str, bool], int] = {}
+    for side in sides:
+        try:
+            imported = _file_imports(side, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for module, line, guarded in imported:
+            found.setdefault((module, guarded), line)
+    return tuple((module, line, guarded) for (module, guarded), line in found.items())
+
+
+_IMPORTS_SCHEMA = ("imports", 2)
 _IMPORTS_MAX = 200_000  # files remembered; past it the store starts again (bounded disk and memory)
 
 
@@ -398,10 +420,7 @@ class _ImportStore:
         """The file's imports; None when it does not parse (also remembered)."""
         key = hashlib.sha1(data).digest()
         if key not in self.known:
-            try:
-                self.known[key] = _file_imports(data, path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self.known[key] = None
+            self.known[key] = _parsed_imports(data, path)
             self.changed = True
         return self.known[key]
 
@@ -447,7 +466,7 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
             # not Python depsync can read (conflict markers, a newer syntax, nested past the
             # interpreter's limit): what it imports is unknown, so each package it names says so
             for module in by_module:
-                if not re.search(rb"\b" + _spelled(module) + rb"\b", data):
+                if module.split(".", 1)[0].encode() not in data or not re.search(rb"\b" + _spelled(module) + rb"\b", data):
                     continue
                 for package in by_module[module]:
                     unreadable[package] = unreadable.get(package, 0) + 1

@@ -136,6 +136,17 @@ def test_ownership_and_rev_order_decide_main_s_moves(upstream: tuple[str, dict[s
     assert "rev order: diverged" in evidence["diverged"] and "rev order: main-newer" in evidence["copied"]
     assert "dev removed it: commit" in evidence["removed"]
 
+    # the same merge again: dev's history is remembered by commit (immutable), not read again
+    trace = tmp_path / "git-trace"
+    again = subprocess.run(
+        [sys.executable, "-m", "depsync", "reconcile", "--dev", "dev", "--main", "main", "--no-merge", "--dry-run", "--plan-json", str(tmp_path / "again.json")],
+        cwd=repo.repo, capture_output=True, text=True, env=dict(env, GIT_TRACE=str(trace)),
+    )
+    assert again.returncode == 1, again.stderr
+    assert json.loads((tmp_path / "again.json").read_text())["sources"] == json.loads(plan.read_text())["sources"]
+    walks = [line for line in trace.read_text().splitlines() if "--first-parent" in line and line.endswith("pyproject.toml")]
+    assert walks == []  # no walk of pyproject's history
+
     # the guard accepts what reconcile decided from evidence it cannot gather itself
     texts = {ref: subprocess.run(["git", "-C", str(repo.repo), "show", f"{ref}:pyproject.toml"], capture_output=True, text=True, check=True).stdout for ref in ("dev", "main")}
     base = subprocess.run(["git", "-C", str(repo.repo), "merge-base", "dev", "main"], capture_output=True, text=True, check=True).stdout.strip()

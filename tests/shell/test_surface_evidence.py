@@ -160,12 +160,27 @@ def test_a_symlinked_path_dev_changed_is_not_followed(tmp_path: Path) -> None:
 
 def test_a_file_that_does_not_parse_makes_the_evidence_of_what_it_names_incomplete(tmp_path: Path) -> None:
     """main changes the file dev's import of six is in, the merge leaves it with conflict
-    markers: what it imports is unknown, and the removal of six is flagged, not taken silently."""
+    markers and dev's side does not parse either: what it imports is unknown, and the removal
+    of six is flagged, not taken silently."""
     dev, main = history(tmp_path / "repo", {"pyproject.toml": WITH_SIX, "lib/old.py": "X = 0\n"},
-                        {"lib/old.py": "import six\nX = 1\n"}, {"pyproject.toml": WITHOUT_SIX, "lib/old.py": "X = 2\n"})
+                        {"lib/old.py": "import six\nX = (\n"}, {"pyproject.toml": WITHOUT_SIX, "lib/old.py": "X = 2\n"})
     root = tmp_path / "repo"
     assert "<<<<<<<" in (root / "lib" / "old.py").read_text()  # the merge left its markers
     uses = merged_code_uses(root, ["six", "numpy"], main, True, dev)
     assert uses["six"].strength == "none" and uses["six"].incomplete == "1 file(s) naming six could not be parsed"
     assert uses["numpy"].incomplete == ""  # a file that does not name it says nothing about it
     assert removal_of_six(uses["six"])[3]
+
+
+def test_a_conflicted_file_is_read_as_both_its_sides(tmp_path: Path) -> None:
+    """The merge leaves dev's `import six` inside conflict markers: each side parses on its own,
+    at its own line numbers, so the merged code still needs six and main's removal is not taken."""
+    dev, main = history(tmp_path / "repo", {"pyproject.toml": WITH_SIX, "lib/old.py": "X = 0\n"},
+                        {"lib/old.py": "import os\nimport six\nX = 1\n"}, {"pyproject.toml": WITHOUT_SIX, "lib/old.py": "try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"})
+    root = tmp_path / "repo"
+    text = (root / "lib" / "old.py").read_text()
+    assert "<<<<<<<" in text
+    uses = merged_code_uses(root, ["six", "numpy"], main, True, dev)
+    six_line = text.splitlines().index("import six") + 1
+    assert (uses["six"].strength, uses["six"].where, uses["six"].incomplete) == ("import", (f"lib/old.py:{six_line}",), "")
+    assert uses["numpy"].strength == "guarded"  # main's side, guarded
