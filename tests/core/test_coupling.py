@@ -135,3 +135,35 @@ def test_a_conflict_set_main_removed_stays_while_its_extras_do() -> None:
     data = tomllib.loads(merged.text)
     assert data["project"]["optional-dependencies"]["lts"] == ["te<2"]  # dev keeps its lts (main emptied it)
     assert data["tool"]["uv"]["conflicts"] == [[{"extra": "dev"}, {"extra": "lts"}]]  # so its conflict set stays
+
+
+MOVE_BASE = """\
+[project]
+name = "app"
+version = "1.0"
+dependencies = ["numpy"]
+
+[project.optional-dependencies]
+dev = ["mamba-ssm~=2.2", "einops"]
+lts = ["mamba-ssm~=2.2", "einops"]
+"""
+
+
+def test_a_move_between_extras_is_one_decision() -> None:
+    """main moves mamba-ssm out of dev and lts into a new `ssm` extra; dev keeps it where it was
+    (the merged code needs it): main's new entry stays out with the move, no duplicate, no flag
+    of its own; a package main makes required is not a move."""
+    main = MOVE_BASE.replace('dev = ["mamba-ssm~=2.2", "einops"]', 'dev = ["einops"]').replace(
+        'lts = ["mamba-ssm~=2.2", "einops"]', 'lts = ["einops"]\nssm = ["mamba-ssm~=2.2"]')
+    uses = {"mamba-ssm": Use("import", ("app/model.py:3",))}
+    merged = whole(MOVE_BASE, MOVE_BASE, main, uses, main_owns=(("project.optional-dependencies.dev", "mamba-ssm"), ("project.optional-dependencies.lts", "mamba-ssm")))
+    result = tomllib.loads(merged.text)["project"]["optional-dependencies"]
+    assert "ssm" not in result and "mamba-ssm~=2.2" in result["dev"] and "mamba-ssm~=2.2" in result["lts"]
+    added = next(d for d in merged.surface if d.table == "project.optional-dependencies.ssm")
+    assert (added.taken_from, added.needs_review, added.rule) == ("none", False, "main-added/a move dev did not take")
+    assert "main removed mamba-ssm from project.optional-dependencies.dev, project.optional-dependencies.lts, where dev keeps it" in added.evidence
+
+    promoted = MOVE_BASE.replace('dependencies = ["numpy"]', 'dependencies = ["numpy", "mamba-ssm~=2.2"]').replace('dev = ["mamba-ssm~=2.2", "einops"]', 'dev = ["einops"]')
+    merged = whole(MOVE_BASE, MOVE_BASE, promoted, uses, main_owns=(("project.optional-dependencies.dev", "mamba-ssm"),))
+    required = next(d for d in merged.surface if d.table == "project.dependencies" and d.name == "mamba-ssm")
+    assert required.taken_from == "main" and required.rule == "main-added/the merged code needs it"

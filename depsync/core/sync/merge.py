@@ -128,8 +128,9 @@ def reconciled_surface(
     # entries that belong together, decided together: an index comes or stays out with the
     # requirements whose sources name it, a named group or extra comes with what names it ...
     needed, unneeded = {**_indexes_needed(surface, data["main"]), **_tables_needed(surface, data)}, _indexes_unneeded(surface, data["main"])
-    if needed or unneeded:
-        coupled = replace(coupled, needed={**coupled.needed, **needed}, unneeded={**coupled.unneeded, **unneeded})
+    moved = _moves_not_taken(surface)
+    if needed or unneeded or moved:
+        coupled = replace(coupled, needed={**coupled.needed, **needed}, unneeded={**coupled.unneeded, **unneeded}, moved={**coupled.moved, **moved})
         surface = merge_surface(data["base"], data["dev"], data["main"], policy, coupled, default_side)
     # ... and a conflict set stays out with an extra or group the merge did not take, or stays
     # while every extra and group it names does
@@ -150,6 +151,24 @@ def reconciled_surface(
     surface = _indexes_with_sources(_metadata_with_sources(surface, decisions, metadata), decisions)
     text = apply_plan(texts["dev"], texts["main"], decisions, metadata)
     return apply_surface(text, texts["main"], surface), decisions, metadata, surface
+
+
+def _moves_not_taken(surface: Sequence[EntryDecision]) -> dict[tuple[str, str], str]:
+    """main's new entries of packages main moved from another table (removed there, added here
+    in the same sync) where the merge keeps dev's entry: a move is one decision, so the package
+    stays where dev has it instead of being declared twice. Never for project.dependencies:
+    main making an optional package required is not a move dev's extra already covers."""
+    kept_where = {}
+    for d in surface:
+        if d.kind == "requirement" and d.case == "main-removed" and d.result is not None:
+            kept_where.setdefault(d.name, []).append(d.table)
+    moved: dict[tuple[str, str], str] = {}
+    for d in surface:
+        if d.kind == "requirement" and d.case == "main-added" and d.table != "project.dependencies" and d.name in kept_where:
+            tables = ", ".join(t for t in kept_where[d.name] if t != d.table)
+            if tables:
+                moved[(d.table, d.name)] = f"main removed {d.name} from {tables}, where dev keeps it"
+    return moved
 
 
 def _indexes_needed(surface: Sequence[EntryDecision], main: Mapping[str, Any]) -> dict[tuple[str, str], str]:

@@ -221,6 +221,7 @@ class SurfaceEvidence:
     needed: Mapping[EntryKey, str] = field(default_factory=dict)  # non-requirement entries the merged surface needs: why
     unneeded: Mapping[EntryKey, str] = field(default_factory=dict)  # explicit indexes main added only for requirements not taken: why
     locked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical package -> the versions dev's uv.lock resolves
+    moved: Mapping[EntryKey, str] = field(default_factory=dict)  # main's new entry of a package main moved from a table where dev keeps it: why
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,7 @@ class EntryFacts:
     unneeded: str | None = None  # main added it only for entries that were not taken: an explicit index, a conflict set (why)
     excludes_locked: str | None = None  # main's new range excludes every version dev's uv.lock resolves (those versions)
     table_emptied_by_main: bool = False  # main emptied or removed the whole table, which dev keeps with entries
+    moved: str | None = None  # main moved the package here from a table where dev keeps it (why)
 
     @property
     def resolver(self) -> bool:
@@ -292,6 +294,8 @@ RULES: tuple[Rule, ...] = (
         ("only for entries that were not taken", lambda f: f.unneeded is not None, "none", False,
          "main added {name} only for entries that were not taken: left out with them", "what names it"),
         (*_RESOLVER, "main", False, "main added it, a resolver setting (no code imports it): taken, three-way", "-"),
+        ("a move dev did not take", lambda f: f.moved is not None, "none", False,
+         "main moved {name} here ({moved}): a move is one decision, and dev keeps {name} where it was, so main's new entry is not taken", "both tables"),
         ("dev removed it itself, the merged code imports it", lambda f: f.removed_by_dev is not None and f.imported, "none", True,
          "dev removed {name} from {table} itself ({removal}), but the merged code needs it: not re-added; check", "dev's removing commit; file:line of the import"),
         ("dev removed it itself", lambda f: f.removed_by_dev is not None, "none", True,
@@ -362,7 +366,7 @@ def rules_markdown() -> str:
     lines = ["| case | condition (first match) | result | review | evidence shown |", "|---|---|---|---|---|"]
     for rule in RULES:
         result = {"dev": "dev's", "main": "main's", "none": "absent"}[rule.take]
-        reason = rule.reason.format(name="X", table="T", removal="<commit>", locked="locked <version>")
+        reason = rule.reason.format(name="X", table="T", removal="<commit>", locked="locked <version>", moved="from T2, where dev keeps it")
         lines.append(f"| {rule.case} | {rule.condition} | {result}: \"{reason}\" | {'**flag**' if rule.review else '-'} | {rule.evidence} |")
     return "\n".join(lines) + "\n"
 
@@ -435,6 +439,8 @@ def _evidence_lines(facts: EntryFacts, display: str) -> tuple[str, ...]:
         lines.append(facts.needed)
     if facts.unneeded:
         lines.append(facts.unneeded)
+    if facts.moved:
+        lines.append(facts.moved)
     if not facts.table_on_dev:
         lines.append(f"dev removed {facts.table}" if facts.table_at_base else f"{facts.table} does not exist on dev")
     if facts.default_side == "main" and facts.case != "conflict":
@@ -504,12 +510,12 @@ def merge_surface(
             table, name, kind, case, _owner(key, policy, evidence), default_side, policy.side_for(name), use,
             evidence.needed.get(key), evidence.removed_by_dev.get(key), _table_exists(dev_tables, table), evidence.gathered, table in base_tables,
             evidence.unneeded.get(key), _excludes_locked(case, kind, main_entry, evidence.locked.get(name, ())),
-            table in emptied,
+            table in emptied, evidence.moved.get(key),
         )
         rule = next(r for r in RULES if r.case == case and r.applies(facts))
         result = {"dev": dev_entry, "main": main_entry, "none": None}[rule.take]
         display = (dev_entry or main_entry or base_entry).name  # type: ignore[union-attr]
-        reason = rule.reason.format(name=display, table=table, removal=facts.removed_by_dev or "", locked=facts.excludes_locked or "")
+        reason = rule.reason.format(name=display, table=table, removal=facts.removed_by_dev or "", locked=facts.excludes_locked or "", moved=facts.moved or "")
         taken = rule.take if result is not None else "none"
         review = rule.review
         if _unread_import_could_change(facts, rule):  # the scan stopped short: what it did not read might have decided otherwise
