@@ -240,7 +240,9 @@ def judge(base: dict[str, Any], dev: dict[str, Any], main: dict[str, Any], lande
 # -- one replay --------------------------------------------------------------------------------
 
 def clean_env(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "DEPSYNC_"))}
+    # PYTHONDONTWRITEBYTECODE (set on some machines) would compile every module on every run:
+    # an installed depsync has its bytecode, as both the check and the reconcile measured here
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "DEPSYNC_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env["PATH"] = f"{DEPSYNC.parent}:{env.get('PATH', '')}"
     env["XDG_CACHE_HOME"] = str(cache)
     return env
@@ -474,8 +476,12 @@ def timing(replays: Sequence[Replay]) -> None:
     print("| what | median | max |\n|---|---|---|")
     for name, xs in (("depsync check on D, cold cache", cold_check), ("depsync check on D, warm cache", warm_check), ("reconcile --no-lock --no-fetch, cold cache", cold_rec), ("reconcile, warm cache (same merge again)", warm_rec), ("temp repository (alternates) + checkout of D", [r.build_seconds for r in ran])):
         print(f"| {name} | {med(xs):.2f} | {max(xs):.2f} |")
-    print(f"| reconcile warm / check warm (goal <= 3x) | {med(ratio_warm):.1f}x | {max(ratio_warm):.1f}x |")
+    # the goals are against a cold check: a warm (second) reconcile <= 3x, a cold one <= 8x;
+    # warm/warm is shown too (a warm check replays its cached result, so it is the strictest)
+    ratio_warm_cold = [r.reconcile_warm / r.check_cold for r in ran if r.check_cold]
+    print(f"| reconcile warm / check cold (goal <= 3x) | {med(ratio_warm_cold):.1f}x | {max(ratio_warm_cold):.1f}x |")
     print(f"| reconcile cold / check cold (goal <= 8x) | {med(ratio_cold):.1f}x | {max(ratio_cold):.1f}x |")
+    print(f"| reconcile warm / check warm | {med(ratio_warm):.1f}x | {max(ratio_warm):.1f}x |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
