@@ -9,6 +9,7 @@ from depsync.core.config import Config
 from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.image_env import ImageEnv
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.uv_settings import UvSettings
@@ -47,6 +48,10 @@ class CheckInputs:
     # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
     # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
     uv_settings: UvSettings | None = None
+    # `check --image`: what the CI base image ships, and the Dockerfile that builds FROM it (its
+    # `uv sync` flags are the ones held against the image); None: the image rules do not run
+    image: ImageEnv | None = None
+    image_dockerfile: str | None = None
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

@@ -14,6 +14,7 @@ def families() -> list[RuleFamily]:
     from depsync.core.rules import (
         dockerfile,
         freshness,
+        image,
         integrity,
         metadata,
         protected,
@@ -22,7 +23,7 @@ def families() -> list[RuleFamily]:
         uv_version,
     )
 
-    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
+    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check, image.check]
 
 
 def run_rules(inputs: CheckInputs) -> list[Finding]:
