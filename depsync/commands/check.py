@@ -202,6 +202,14 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     return findings, cache.store(key, manifest, kept, stable, checked, rows), inputs, checked, rows
 
 
+def _image_summary(inputs: CheckInputs | None) -> dict[str, object] | None:
+    if inputs is None or inputs.image is None:
+        return None
+    from depsync.core.rules.image import image_summary
+
+    return image_summary(inputs.image)
+
+
 def image_dockerfile(inputs: CheckInputs) -> Dockerfile | None:
     """The CI Dockerfile: the first configured one that was read, else the first one found."""
     by_path = {d.path: d for d in inputs.dockerfiles}
@@ -244,7 +252,7 @@ def with_image(inputs: CheckInputs, options: CheckOptions) -> CheckInputs:
     return replace(inputs, image=image, image_dockerfile=dockerfile.path if dockerfile else None)
 
 
-def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
+def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None, image: dict[str, object] | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
     from depsync.shell.git import repository_prefix
 
@@ -254,7 +262,7 @@ def render(findings: list[Finding], output_format: str, project: str, root: Path
         project_root = root or Path(".")
         return to_sarif(findings, root=project_root, base=_report_base(project_root)) + "\n"
     if output_format == "json":
-        return to_json(findings, project=project) + "\n"
+        return to_json(findings, project=project, image=image) + "\n"
     if output_format == "github":  # GitHub resolves annotation paths from the repository root
         text = to_github(findings, prefix=repository_prefix(root or Path(".")))
         return text + "\n" if text else ""
@@ -331,7 +339,7 @@ def run(options: CheckOptions) -> int:
 
         print_human(findings, sys.stdout, project=project, color=True, dockerfiles=len(checked))
     else:
-        text = render(findings, options.output_format, project, options.root, len(checked))
+        text = render(findings, options.output_format, project, options.root, len(checked), _image_summary(inputs))
         sys.stdout.write(text)
         if key is not None:
             from depsync.core.redact import redact

@@ -221,6 +221,20 @@ def image_cuda(image: ImageEnv) -> tuple[str, str]:
     return "", ""
 
 
+def image_summary(image: ImageEnv) -> dict[str, object]:
+    """The `image` object of `check --format json` (depsync/schemas/check-2.schema.json)."""
+    env = image.marker_env
+    return {
+        "reference": image.reference,
+        "id": image.image_id,
+        "python": image.python or None,
+        "platform": f"{env.get('sys_platform', '')} {env.get('platform_machine', '')}".strip(),
+        "cuda": image_cuda(image)[0] or None,
+        "distributions": len(image.distributions),
+        "notes": list(image.notes),
+    }
+
+
 def _cuda(
     inputs: CheckInputs, image: ImageEnv, lock: Lock, dockerfile: Dockerfile, line: int, installs: dict, reported: set[tuple[str, str]]  # type: ignore[type-arg]
 ) -> Iterator[Finding]:
