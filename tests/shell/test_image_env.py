@@ -1,0 +1,223 @@
+"""`depsync check --image` on the real engine: images built FROM the test image with dist-info trees
+written into its site-packages (tests/imagebuild.py), the real Megatron-LM dev triple (fixtures/
+megatron-dev, its CI Dockerfile) held against them, and hostile image content.
+
+No GPU image or NVIDIA registry exists here: the NGC image is stood in for by the test image (Debian's
+Python 3.11) plus the distributions an NGC PyTorch image ships, at chosen versions, and its
+CUDA_VERSION."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import BUNDLED, IMAGE
+from imagebuild import SITE, build, dist_files, metadata, remove
+from support import depsync
+
+pytestmark = pytest.mark.docker
+
+NGC_LIKE = "depsync-test:ngc-like"  # torch below what Megatron's pyproject requires, CUDA 12, no triton
+NGC_DISTS = {
+    "torch": "2.5.0a0+872d972e41.nv24.08",
+    "transformer-engine": "1.11.0+c27ee60",
+    "numpy": "1.24.4",
+    "nvidia-cudnn-frontend": "1.5.2",
+    "pytorch-triton": "3.0.0+dedb7bdf3",
+    "megatron-core": "0.8.0",
+}
+
+
+@pytest.fixture(scope="module")
+def ngc_like() -> str:
+    build(NGC_LIKE, IMAGE, dist_files(NGC_DISTS), env={"CUDA_VERSION": "12.6.0.022", "PYTORCH_VERSION": "2.5.0a0+872d972"})
+    yield NGC_LIKE
+    remove(NGC_LIKE)
+
+
+@pytest.fixture()
+def megatron(tmp_path: Path) -> Path:
+    project = tmp_path / "megatron"
+    shutil.copytree(BUNDLED / "megatron-dev", project)
+    return project
+
+
+def env_with_cache(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+
+
+def by_rule(document: dict) -> dict[str, list[dict]]:  # type: ignore[type-arg]
+    out: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for finding in document["findings"]:
+        out.setdefault(finding["rule"], []).append(finding)
+    return out
+
+
+def schema() -> jsonschema.Draft202012Validator:
+    from depsync.api import json_schema
+
+    return jsonschema.Draft202012Validator(json_schema("depsync.check/2"))
+
+
+def test_the_megatron_triple_against_an_ngc_like_image(megatron: Path, ngc_like: str, tmp_path: Path) -> None:
+    env = env_with_cache(tmp_path)
+    result = depsync("check", str(megatron), "--image", ngc_like, "--format", "json", env=env)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    schema().validate(document)
+    assert document["image"]["reference"] == ngc_like and document["image"]["python"] == "3.11.2"
+    assert document["image"]["cuda"] == "12" and document["image"]["distributions"] == len(NGC_DISTS)
+    found = by_rule(document)
+    # the project requires torch>=2.6.0; the image's torch is 2.5.0a0: kept out, relied on, too old
+    version = found["image-version-mismatch"]
+    assert [(f["file"], f["line"]) for f in version] == [("docker/Dockerfile.ci.dev", 41)]
+    assert "requires torch>=2.6.0" in version[0]["message"] and f"torch-{NGC_DISTS['torch']}.dist-info" in version[0]["message"]
+    # dev's lock builds TransformerEngine from its git pin over the image's own (the flag names -cu12, which the lock lacks)
+    shadowed = {f["message"].split()[3] for f in found["image-shadowed"]}
+    assert {"transformer-engine", "numpy", "nvidia-cudnn-frontend"} <= shadowed
+    assert all(f["line"] == 35 for f in found["image-shadowed"])
+    # the lock moved to CUDA 13 builds; the image has CUDA 12
+    cuda = found["image-cuda-mismatch"]
+    assert cuda and all(f["file"] == "uv.lock" and "CUDA_VERSION=12.6.0.022" in f["message"] for f in cuda)
+    # the image ships its triton as pytorch-triton: the lock's triton, kept out, is in no dist-info of the image
+    assert [f["message"].split()[0] for f in found["image-kept-out-missing"]] == ["`--no-install-package", ] and "has no triton" in found["image-kept-out-missing"][0]["message"]
+    assert "image-python-mismatch" not in found  # 3.11 is inside >=3.10 and a resolution fork of the lock
+    # the same data in each format check writes
+    for output_format in ("sarif", "github", "gitlab", "human"):
+        again = depsync("check", str(megatron), "--image", ngc_like, "--format", output_format, env=env)
+        assert again.returncode == 1 and "image-cuda-mismatch" in again.stdout, (output_format, again.stderr)
+
+
+def test_the_default_image_is_the_ci_dockerfiles_from_and_a_repeat_is_cached(megatron: Path, ngc_like: str, tmp_path: Path) -> None:
+    env = env_with_cache(tmp_path)
+    args = ("check", str(megatron), "--dockerfile", "docker/Dockerfile.ci.dev", "--build-arg", f"FROM_IMAGE_NAME={ngc_like}", "--image", "-v")
+    first = depsync(*args, env=env)
+    assert first.returncode == 1, first.stderr
+    assert f"image: {ngc_like} (" in first.stderr and "from the cache" not in first.stderr
+    cached = list((tmp_path / "cache" / "depsync" / "image-env").glob("*.json"))
+    assert len(cached) == 1
+    second = depsync(*args, env=env)
+    assert second.returncode == 1 and "from the cache" in second.stderr
+    assert second.stdout == first.stdout
+    # --no-cache reads the image again
+    third = depsync(*args, "--no-cache", env=env)
+    assert third.returncode == 1 and "from the cache" not in third.stderr
+
+
+def test_an_image_without_torch_is_a_kept_out_package_it_does_not_ship(megatron: Path, tmp_path: Path) -> None:
+    tag = "depsync-test:no-torch"
+    build(tag, IMAGE, dist_files({"numpy": "2.4.4"}), env={"CUDA_VERSION": "13.0.1"})
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--format", "json", env=env_with_cache(tmp_path))
+        found = by_rule(json.loads(result.stdout))
+        missing = found["image-kept-out-missing"]
+        assert [(f["line"], f["severity"]) for f in missing] == [(41, "error"), (43, "error")]  # torch, triton
+        assert "has no torch" in missing[0]["message"] and "has no triton" in missing[1]["message"]
+        assert "remove `--no-install-package triton`" in missing[1]["fix"] and "remove `--no-install-package torch`" in missing[0]["fix"]
+        assert "image-cuda-mismatch" not in found  # CUDA 13, like the lock
+    finally:
+        remove(tag)
+
+
+def test_requires_python_the_image_does_not_meet(megatron: Path, ngc_like: str, tmp_path: Path) -> None:
+    pyproject = megatron / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('requires-python = ">=3.10"', 'requires-python = ">=3.12"', 1))
+    result = depsync("check", str(megatron), "--image", ngc_like, "--select", "image-python-mismatch", "--no-cache", env=env_with_cache(tmp_path))
+    assert result.returncode == 1
+    assert "pyproject.toml:11 error image-python-mismatch" in result.stdout and "Python 3.11.2" in result.stdout
+
+
+def test_hostile_image_content_is_bounded_and_said_in_one_line(megatron: Path, tmp_path: Path) -> None:
+    tag = "depsync-test:hostile-site"
+    huge = metadata("huge", "1.0", tuple(f"dep{i}>=1" for i in range(3000))) + b"X" * (8 * 1024 * 1024)
+    files: dict[str, bytes | tuple[str, str]] = {
+        f"{SITE}/huge-1.0.dist-info/METADATA": huge,
+        f"{SITE}/latin-1.0.dist-info/METADATA": b"Name: latin\xff\xfe\nVersion: 1.0\nRequires-Dist: caf\xe9\n\n",
+        f"{SITE}/escape-1.0.dist-info/METADATA": ("symlink", "/etc/passwd"),
+        f"{SITE}/outside-1.0.dist-info": ("symlink", "/etc"),
+        f"{SITE}/loop-1.0.dist-info/METADATA": ("symlink", f"{SITE}/loop-1.0.dist-info/METADATA"),
+        f"{SITE}/torch-2.9.1.dist-info/METADATA": metadata("torch", "2.9.1"),
+    }
+    files.update(dist_files([(f"many{i}", "0.1") for i in range(3000)]))
+    build(tag, IMAGE, files)
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--format", "json", "--no-cache", env=env_with_cache(tmp_path))
+        assert result.returncode in (0, 1), result.stderr
+        assert "Traceback" not in result.stderr
+        document = json.loads(result.stdout)
+        schema().validate(document)
+        image = document["image"]
+        assert image["distributions"] == 3000 + 3  # huge, latin, torch; the links out of site-packages were not read
+        notes = [line for line in result.stderr.splitlines() if line.startswith("depsync: --image")]
+        assert any("escape-1.0.dist-info: no METADATA inside the site directory" in n for n in notes)
+        assert any("outside-1.0.dist-info" in n for n in notes) and any("loop-1.0.dist-info" in n for n in notes)
+        assert all(len(n) < 500 for n in notes)
+    finally:
+        remove(tag)
+
+
+FAKE_PYTHON = """#!/bin/sh
+# stands in for an image's python: says what the reader's container lets it do
+if touch /probe 2>/dev/null; then w=yes; else w=no; fi
+n=$(ls /sys/class/net | tr '\\n' ' ')
+echo '{"k": "python", "version": "3.11.2", "executable": "/usr/local/bin/python3", "env": {"sys_platform": "linux"}}'
+echo "{\\"k\\": \\"note\\", \\"text\\": \\"write=$w net=$n uid=$(id -u)\\"}"
+"""
+
+
+def test_the_reader_container_has_no_network_and_a_read_only_root(megatron: Path, tmp_path: Path) -> None:
+    tag = "depsync-test:fake-python"
+    build(tag, IMAGE, {"/usr/local/bin/python3": FAKE_PYTHON.encode()})
+    api_mode_fix(tag)
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--no-cache", env=env_with_cache(tmp_path))
+        assert f"write=no net=lo  uid={os.getuid()}" in result.stderr or f"write=no net=lo uid={os.getuid()}" in result.stderr, result.stderr
+    finally:
+        remove(tag)
+
+
+def api_mode_fix(tag: str) -> None:
+    """imagebuild writes files 0644: make the fake python executable (a commit of a chmod)."""
+    from depsync.shell.runners.engine import client
+
+    api = client()
+    try:
+        created = api.json("POST", "/containers/create", body={"Image": tag, "User": "0:0", "Entrypoint": ["chmod", "755", "/usr/local/bin/python3"]})
+        api.call("POST", f"/containers/{created['Id']}/start")
+        api.call("POST", f"/containers/{created['Id']}/wait")
+        repo, _, version = tag.rpartition(":")
+        api.json("POST", "/commit", params={"container": created["Id"], "repo": repo, "tag": version, "changes": 'ENTRYPOINT []'})
+        api.call("DELETE", f"/containers/{created['Id']}", params={"force": "1"})
+    finally:
+        api.close()
+
+
+def test_an_image_without_python_is_a_note_not_a_failure(megatron: Path, tmp_path: Path) -> None:
+    tag = "depsync-test:no-python-on-path"
+    build(tag, IMAGE, {}, env={"PATH": "/nowhere", "CUDA_VERSION": "12.4.0"})
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--format", "json", "--no-cache", env=env_with_cache(tmp_path))
+        assert result.returncode == 1, result.stderr  # the triple's own findings; nothing from the image
+        assert "no python3 or python on the PATH" in result.stderr and "Traceback" not in result.stderr
+        document = json.loads(result.stdout)
+        assert document["image"]["python"] is None and document["image"]["cuda"] == "12"
+        assert not [f for f in document["findings"] if f["rule"].startswith("image-")]
+    finally:
+        remove(tag)
+
+
+def test_no_image_or_no_engine_is_exit_2_only_when_the_image_was_named(megatron: Path, tmp_path: Path) -> None:
+    env = env_with_cache(tmp_path)
+    named = depsync("check", str(megatron), "--image", "depsync-test:not-there", env=env)
+    assert named.returncode == 2 and "is not on this Docker engine" in named.stderr and len(named.stderr.strip().splitlines()) == 1
+    derived = depsync("check", str(megatron), "--image", env=env)  # the FROM, nvcr.io/nvidia/pytorch:25.09-py3, is not here
+    assert derived.returncode == 1 and "the image rules did not run" in derived.stderr
+    no_engine = {**env, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
+    named = depsync("check", str(megatron), "--image", "x:1", env=no_engine)
+    assert named.returncode == 2 and "no Docker engine answers" in named.stderr and len(named.stderr.strip().splitlines()) == 1
+    derived = depsync("check", str(megatron), "--image", env=no_engine)
+    assert derived.returncode == 1 and "no Docker engine answers" in derived.stderr and "the image rules did not run" in derived.stderr
