@@ -55,8 +55,7 @@ def to_json(findings: Sequence[Finding], *, project: str, image: dict[str, objec
         ],
         "summary": counts(findings),
     }
-    if image is not None:
-        document["image"] = image
+    document["image"] = image  # null without --image
     return redacted_json(document, indent=2)  # strings redacted before escaping
 
 
