@@ -23,6 +23,7 @@ from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.image_env import ImageDist, ImageEnv
 from depsync.core.model.lock import Lock, LockPackage
+from depsync.core.model.requirements import parse_requirement
 from depsync.core.names import canonicalize_name
 from depsync.core.rules.image_install import (
     SyncSelection,
@@ -34,6 +35,7 @@ from depsync.core.rules.image_install import (
 )
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
+from depsync.errors import DepsyncError
 
 
 def _version(text: str | None) -> Version | None:
@@ -96,9 +98,12 @@ def _default_groups(inputs: CheckInputs) -> list[str] | str:
     return value if value == "all" or isinstance(value, list) else ["dev"]
 
 
-def _requirements_on(lock: Lock, name: str, root: LockPackage | None, env: dict[str, str], extras: frozenset[str]) -> list[tuple[str, str, str]]:
+def _requirements_on(
+    lock: Lock, name: str, root: LockPackage | None, env: dict[str, str], extras: frozenset[str], installs: set[str]
+) -> list[tuple[str, str, str]]:
     """(who, specifier, where) of every requirement on `name` the lock records with a version
-    specifier: the project's own (metadata.requires-dist) and dependency-metadata entries."""
+    specifier: the project's own (metadata.requires-dist) and the dependency-metadata entries
+    of packages this sync installs."""
     out: list[tuple[str, str, str]] = []
     if root is not None:
         metadata = root.raw.get("metadata", {})
@@ -109,12 +114,12 @@ def _requirements_on(lock: Lock, name: str, root: LockPackage | None, env: dict[
             if marker_holds(marker, env, extras):
                 out.append((f"project {root.name}", entry["specifier"], _where(lock, root)))
     for entry in lock.manifest.get("dependency-metadata", []):
+        if canonicalize_name(str(entry.get("name", ""))) not in installs:
+            continue
         for text in entry.get("requires-dist", []):
-            from depsync.core.model.requirements import RequirementSyntaxError, parse_requirement
-
             try:
                 parsed = parse_requirement(text, lock.path)
-            except (RequirementSyntaxError, Exception):  # one unreadable entry is lock-stale's business
+            except DepsyncError:  # an unreadable entry is the freshness rules' business
                 continue
             if canonicalize_name(parsed.name) == name and str(parsed.specifier):
                 out.append((f"{entry['name']} (dependency-metadata)", str(parsed.specifier), f"{lock.path}:{lock.line_of_table('manifest')}"))
@@ -159,7 +164,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                 )
                 continue
             first = dists[0]
-            for who, specifier, where in _requirements_on(lock, name, root, image.marker_env, plain_extras):
+            installs = {p.name for p in not_kept(reached, selection).values()}
+            for who, specifier, where in _requirements_on(lock, name, root, image.marker_env, plain_extras, installs):
                 if satisfies(first.version, specifier) is False and ("image-version-mismatch", f"{name}{specifier}{who}") not in reported:
                     reported.add(("image-version-mismatch", f"{name}{specifier}{who}"))
                     yield RULES["image-version-mismatch"].finding(
