@@ -221,3 +221,28 @@ def test_no_image_or_no_engine_is_exit_2_only_when_the_image_was_named(megatron:
     assert named.returncode == 2 and "no Docker engine answers" in named.stderr and len(named.stderr.strip().splitlines()) == 1
     derived = depsync("check", str(megatron), "--image", env=no_engine)
     assert derived.returncode == 1 and "no Docker engine answers" in derived.stderr and "the image rules did not run" in derived.stderr
+
+
+def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: Path) -> None:
+    """The docker runner locks in the Dockerfile's FROM; the summary says what the image rules find there."""
+    import sys
+
+    from conftest import indexed_project
+
+    tag = "depsync-test:lock-against-image"
+    build(tag, IMAGE, dist_files({"alpha": "0.5", "gamma": "0.1"}))
+    try:
+        project = indexed_project(tmp_path / "proj")
+        (project / "docker").mkdir()
+        (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {tag}\nRUN uv sync --locked --no-install-package alpha\n")
+        env = {**env_with_cache(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        summary = tmp_path / "summary.md"
+        result = depsync("lock", str(project), "--runner", "docker", "--summary", str(summary), env=env)
+        assert result.returncode == 0, result.stderr
+        assert f"the lock against {tag} (" in result.stderr
+        assert "image-version-mismatch" in result.stderr and "requires alpha>=1.0" in result.stderr  # alpha is kept out; the image's is 0.5
+        assert "image-shadowed" in result.stderr and "gamma" in result.stderr  # the lock's gamma over the image's 0.1
+        text = summary.read_text()
+        assert "### Against the image" in text and "image-version-mismatch" in text
+    finally:
+        remove(tag)
