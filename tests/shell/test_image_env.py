@@ -196,16 +196,38 @@ def api_mode_fix(tag: str) -> None:
         api.close()
 
 
-def test_an_image_without_python_is_a_note_not_a_failure(megatron: Path, tmp_path: Path) -> None:
+def test_an_image_where_no_python_runs_is_read_from_its_files(megatron: Path, tmp_path: Path) -> None:
     tag = "depsync-test:no-python-on-path"
-    build(tag, IMAGE, {}, env={"PATH": "/nowhere", "CUDA_VERSION": "12.4.0"})
+    files: dict[str, bytes | tuple[str, str]] = {**dist_files({"torch": "2.5.1", "numpy": "1.26.4"})}
+    files[f"{SITE}/link-1.0.dist-info/METADATA"] = ("symlink", "/etc/passwd")
+    build(tag, IMAGE, files, env={"PATH": "/nowhere", "CUDA_VERSION": "12.4.0"})
     try:
         result = depsync("check", str(megatron), "--image", tag, "--format", "json", "--no-cache", env=env_with_cache(tmp_path))
-        assert result.returncode == 1, result.stderr  # the triple's own findings; nothing from the image
-        assert "no python3 or python on the PATH" in result.stderr and "Traceback" not in result.stderr
+        assert result.returncode == 1, result.stderr
+        assert "no python3 or python ran in the image: its distributions were read from its files" in result.stderr
+        assert "link-1.0.dist-info: no METADATA inside the site directory" in result.stderr and "Traceback" not in result.stderr
         document = json.loads(result.stdout)
-        assert document["image"]["python"] is None and document["image"]["cuda"] == "12"
-        assert not [f for f in document["findings"] if f["rule"].startswith("image-")]
+        assert document["image"]["python"] == "3.11" and document["image"]["cuda"] == "12" and document["image"]["distributions"] == 2
+        found = by_rule(document)
+        assert "requires torch>=2.6.0" in found["image-version-mismatch"][0]["message"]  # the image's torch 2.5.1, from its files
+    finally:
+        remove(tag)
+
+
+def test_an_image_with_no_python_at_all_is_a_note_not_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from depsync.shell.runners import image_files
+    from depsync.shell.runners.image_env import read_image_env
+
+    tag = "depsync-test:no-site"
+    build(tag, IMAGE, {}, env={"PATH": "/nowhere", "CUDA_VERSION": "12.4.0"})
+    # the test image has Debian's /usr/lib/python3/dist-packages; an image with no Python has no site
+    # directory at all, which this stands in for
+    monkeypatch.setattr(image_files, "candidates", lambda: ["/nonexistent/python3.11/site-packages"])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    try:
+        env, cached = read_image_env(tag, use_cache=False)
+        assert not cached and env.python == "" and env.cuda_env == "12.4.0" and env.distributions == ()
+        assert "no python3 or python on the PATH" in env.notes[0] and "no site directory" in env.notes[0]
     finally:
         remove(tag)
 

@@ -23,6 +23,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from depsync.core.model.image_env import (
     FORMAT,
@@ -189,9 +190,8 @@ def read_image_env(reference: str, *, use_cache: bool = True) -> tuple[ImageEnv,
                 known = _cached(image_id, reference)
                 if known is not None:
                     return known, True
-            env = _read(run, reference, image_id, config_env(image))
-            if env.python:
-                _remember(env)
+            env = _read(run, reference, image)
+            _remember(env)  # an image id names fixed content; what could not be read is raised, not returned
             return env, False
     except (EngineError, EngineLost) as exc:
         reason = exc.explanation if isinstance(exc, EngineError) else exc.reason
@@ -202,10 +202,11 @@ def read_image_env(reference: str, *, use_cache: bool = True) -> tuple[ImageEnv,
         engine.close()
 
 
-def _read(run: object, reference: str, image_id: str, env_list: list[str]) -> ImageEnv:
+def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
     from depsync.shell.runners.containers import ContainerRun, RunTimeout, StartFailed
 
     assert isinstance(run, ContainerRun)
+    image_id, env_list = str(image["Id"]), config_env(image)
     missing: list[str] = []
     for python in INTERPRETERS:
         lines: list[str] = []
@@ -236,4 +237,11 @@ def _read(run: object, reference: str, image_id: str, env_list: list[str]) -> Im
         if size[0] > MAX_OUTPUT_BYTES:
             env = replace(env, notes=(*env.notes, f"the reader printed over {MAX_OUTPUT_BYTES // 2**20} MiB; the rest was not read"))
         return env
-    return without_python(reference, image_id, env_list, f"no {' or '.join(missing)} on the PATH of {reference}: its Python environment was not read")
+    # no python to ask: the distributions from the image's files, in a container that never starts
+    from depsync.shell.runners.image_files import report_lines
+
+    container = run.create(image_id, ["true"], "image-files", isolated=True)
+    lines = report_lines(run.engine, container, image, " or ".join(missing))
+    if lines:
+        return parse_report(lines, reference, image_id, env_list)
+    return without_python(reference, image_id, env_list, f"no {' or '.join(missing)} on the PATH of {reference}, and no site directory in its files: its Python environment was not read")
