@@ -272,3 +272,22 @@ def test_hostile_reader_output_is_bounded_and_said() -> None:
 def test_a_python_version_that_is_not_one_is_no_python() -> None:
     env = parse_report([json.dumps({"k": "python", "version": "3.12; rm -rf /", "env": LINUX})], "x:1", "sha256:" + "00" * 32)
     assert env.python == ""
+
+
+def test_the_reader_output_parser_never_fails_on_any_lines() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    record = st.dictionaries(st.sampled_from(["k", "name", "version", "path", "requires", "env", "text"]),
+                             st.one_of(st.sampled_from(["python", "dist", "note"]), st.text(max_size=30), st.integers(), st.lists(st.text(max_size=10), max_size=5), st.none()),
+                             max_size=7)  # fmt: skip
+    line = st.one_of(st.text(max_size=80), record.map(json.dumps))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(line, max_size=20))
+    def parse(lines: list[str]) -> None:
+        env = parse_report(lines, "x:1", "sha256:" + "11" * 32)
+        assert len(env.distributions) <= len(lines)
+        assert all(isinstance(d.name, str) and isinstance(d.version, str) for d in env.distributions)
+
+    parse()

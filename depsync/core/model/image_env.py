@@ -3,8 +3,7 @@
 The shell reads an image (depsync/shell/runners/image_env.py) by starting the image's own
 python on a small read-only script that prints one JSON object per line; this module turns
 those lines into an ImageEnv. The lines come from the image, which anyone can build, so every
-count and size is capped here (the caps sit far above a real NGC image: about 300
-distributions, METADATA headers of a few KiB) and whatever does not fit is counted, not kept.
+count and size is capped (depsync/core/limits.py) and whatever does not fit is counted, not kept.
 """
 
 from __future__ import annotations
@@ -15,21 +14,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from depsync.core import limits
 from depsync.core.names import canonicalize_name
 
 # The format of the reader script's lines; a cached ImageEnv of another format is read again.
 FORMAT = 1
 
-# Distributions kept of one image (an NGC PyTorch image ships ~300; a thousands-strong tree is
-# hostile or broken): past it the rest are counted in `dropped`.
-MAX_DISTRIBUTIONS = 20_000
-# Requires-Dist entries kept per distribution (torch has ~30, the largest real ones ~200).
-MAX_REQUIRES = 1_000
-# One name, version or path (real ones: tens of characters).
-MAX_FIELD = 512
-# One requirement string (real ones: a few hundred characters with markers).
-MAX_REQUIREMENT = 4_096
-# Lines read from the reader at all; each is at most depsync.core.streaming.MAX_LINE bytes.
+# the caps (depsync/core/limits.py); past MAX_DISTRIBUTIONS the rest are counted in `dropped`
+MAX_DISTRIBUTIONS = limits.MAX_IMAGE_DISTRIBUTIONS
+MAX_REQUIRES = limits.MAX_IMAGE_REQUIRES
+MAX_FIELD = limits.MAX_IMAGE_FIELD
+MAX_REQUIREMENT = limits.MAX_IMAGE_REQUIREMENT
+# Lines read from the reader at all (each at most depsync.core.streaming.MAX_LINE bytes): the
+# distributions and a line per note.
 MAX_LINES = MAX_DISTRIBUTIONS + 100
 
 _PYTHON_VERSION = re.compile(r"^\d{1,3}\.\d{1,3}(?:\.\d{1,4})?[a-z0-9+.]{0,20}\Z")

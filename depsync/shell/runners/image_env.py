@@ -33,6 +33,7 @@ from depsync.core.model.image_env import (
     parse_report,
     without_python,
 )
+from depsync.core import limits
 from depsync.core.redact import redact
 from depsync.core.trust import image_reference_allowed
 from depsync.errors import DepsyncError
@@ -40,7 +41,7 @@ from depsync.shell import signals
 
 READ_TIMEOUT = 60  # s: reading ~300 dist-info directories takes well under a second
 READ_MEMORY = "512m"
-MAX_OUTPUT_BYTES = 32 * 1024 * 1024  # of the reader's output kept (a real NGC image: ~200 KiB)
+MAX_OUTPUT_BYTES = limits.MAX_IMAGE_OUTPUT_BYTES
 INTERPRETERS = ("python3", "python")  # looked up on the image's PATH, as `docker run IMAGE python3` does
 _NO_EXECUTABLE = re.compile(r'exec: "[^"]*": |executable file \S* ?not found|no such file or directory', re.IGNORECASE)
 
@@ -49,7 +50,7 @@ READER = r'''
 import json, os, stat, sys
 def out(o):
     sys.stdout.write(json.dumps(o) + "\n")
-MAX_DISTS, MAX_READ, MAX_ENTRIES = 20000, 262144, 100000
+MAX_DISTS, MAX_READ, MAX_ENTRIES = @MAX_DISTS@, @MAX_READ@, 100000
 try:
     import platform
     iv = sys.implementation.version
@@ -123,7 +124,7 @@ for d in dirs:
         out({"k": "dist", "name": name, "version": version, "path": os.path.join(d, entry),
              "requires": [v for k, v in fields if k == "requires-dist"]})
         count += 1
-'''
+'''.replace("@MAX_DISTS@", str(limits.MAX_IMAGE_DISTRIBUTIONS)).replace("@MAX_READ@", str(limits.MAX_IMAGE_METADATA_BYTES))
 
 
 def _cache_file(image_id: str) -> Path:

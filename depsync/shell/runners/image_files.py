@@ -17,10 +17,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from depsync.core import limits
 from depsync.shell.runners.engine import EngineAPI, EngineError, EngineLost
 
-MAX_METADATA = 256 * 1024
-MAX_DISTS = 20_000
+MAX_METADATA = limits.MAX_IMAGE_METADATA_BYTES
+MAX_DISTS = limits.MAX_IMAGE_DISTRIBUTIONS
 _MINORS = range(6, 16)
 _MACHINES = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64"}
 _VERSIONED = re.compile(r"/python(3\.\d{1,2})/")
