@@ -248,7 +248,7 @@ def with_image(inputs: CheckInputs, options: CheckOptions) -> CheckInputs:
         ui.note(f"--image {reference}: {note}")
     if not image.python:
         ui.note(f"--image {reference}: only the image config was read (no Python ran), so only its CUDA is known")
-    ui.detail(f"image: {image.describe()}{', from the cache' if cached else ''}; checked against {dockerfile.path if dockerfile else 'no Dockerfile'}")
+    ui.note(f"image: {image.describe()}{', from the cache' if cached else ''}; checked against {dockerfile.path if dockerfile else 'no Dockerfile'}")
     return replace(inputs, image=image, image_dockerfile=dockerfile.path if dockerfile else None)
 
 
