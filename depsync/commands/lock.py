@@ -65,9 +65,8 @@ def run(options: LockRequest) -> int:
     if result.returncode != 0 or result.new_lock is None:
         raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {error_summary(result.output, 800)}")
     if result.new_lock == old_bytes:  # nothing to parse, compare or write (a 1.5 MB lock parses in ~20-150 ms)
-        image = against_image(root, runner, dockerfile_path)
         if options.summary:
-            write_report(options.summary, to_markdown([], result.uv_version, why, image))
+            write_report(options.summary, to_markdown([], result.uv_version, why, against_image(root, runner, dockerfile_path)))
         print_changes([], sys.stdout, written=False)
         return 0
     from depsync.core.lockdiff import diff_locks
@@ -80,9 +79,8 @@ def run(options: LockRequest) -> int:
     try:
         faults.point("lock:after-uv")
         write_atomic(lock_path, result.new_lock)
-        image = against_image(root, runner, dockerfile_path)
         if options.summary:
-            write_report(options.summary, to_markdown(changes, result.uv_version, why, image))
+            write_report(options.summary, to_markdown(changes, result.uv_version, why, against_image(root, runner, dockerfile_path)))
     except BaseException:
         snapshot.restore()  # all or nothing: no new lock without the summary the caller asked for
         raise
@@ -92,8 +90,9 @@ def run(options: LockRequest) -> int:
 
 def against_image(root: Path, runner: object, dockerfile_path: str | None) -> str:
     """The new lock held against the image the docker runner locked in (the image rules of
-    `check --image`): said on stderr, and returned as the summary's Markdown section. The lock
-    is written already; nothing here fails the run (a note says what could not be read)."""
+    `check --image`), for `--summary` only (a plain relock stays as fast as before): said on
+    stderr, and returned as the summary's Markdown section. The lock is written already;
+    nothing here fails the run (a note says what could not be read)."""
     from dataclasses import replace
 
     from depsync.core.rules.image import check as image_check
