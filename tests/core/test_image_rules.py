@@ -291,3 +291,18 @@ def test_the_reader_output_parser_never_fails_on_any_lines() -> None:
         assert all(isinstance(d.name, str) and isinstance(d.version, str) for d in env.distributions)
 
     parse()
+
+
+def test_kept_out_cuda_libraries_come_from_the_images_own_cuda() -> None:
+    """NGC images have CUDA as system libraries, not nvidia-* wheels: a kept-out CUDA library is
+    there when the image has CUDA of its major, a mismatch when of another, missing without CUDA."""
+    lock = LOCK + '\n[[package]]\nname = "nvidia-cublas"\nversion = "13.1.0.3"\nsource = { registry = "https://pypi.org/simple" }\n'
+    lock += '\n[[package]]\nname = "nvidia-cufft"\nversion = "12.0.0.61"\nsource = { registry = "https://pypi.org/simple" }\n'
+    dockerfile = DOCKERFILE.replace("--no-install-package triton", "--no-install-package triton --no-install-package nvidia-cublas --no-install-package nvidia-cufft")
+    shipped = dict(torch="2.9.1", triton="3.5.0", numpy="2.4.4")
+    assert by_rule(findings(lock=lock, dockerfile=dockerfile, env=image(cuda="13.0.1", **shipped))) == {}
+    on_cuda_12 = by_rule(findings(lock=lock, dockerfile=dockerfile, env=image(cuda="12.9.1", **shipped)))
+    kept = [f for f in on_cuda_12["image-cuda-mismatch"] if f.file == "docker/Dockerfile.ci.dev"]
+    assert len(kept) == 1 and "CUDA 13 library (nvidia-cublas 13.1.0.3" in kept[0].message  # cufft's version does not say its CUDA
+    no_cuda = by_rule(findings(lock=lock, dockerfile=dockerfile, env=image(cuda="", **shipped)))
+    assert {f.message.split("`")[1] for f in no_cuda["image-kept-out-missing"]} == {"--no-install-package nvidia-cublas", "--no-install-package nvidia-cufft"}

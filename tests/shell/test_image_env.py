@@ -108,6 +108,29 @@ def test_the_default_image_is_the_ci_dockerfiles_from_and_a_repeat_is_cached(meg
     assert third.returncode == 1 and "from the cache" not in third.stderr
 
 
+def test_after_check_fix_the_kept_out_cuda_13_libraries_meet_the_images_cuda(megatron: Path, ngc_like: str, tmp_path: Path) -> None:
+    """`check --fix` renames the stale -cu12 flags to the lock's CUDA 13 builds; against a CUDA 12
+    image each renamed flag is then a CUDA mismatch (the image's CUDA libraries are 12), against
+    a CUDA 13 image none is missing (NGC images ship CUDA as system libraries, not wheels)."""
+    env = env_with_cache(tmp_path)
+    fixed = depsync("check", str(megatron), "--fix", "--select", "docker-no-install-renamed", env=env)
+    assert fixed.returncode == 0, fixed.stderr
+    result = depsync("check", str(megatron), "--image", ngc_like, "--format", "json", env=env)
+    found = by_rule(json.loads(result.stdout))
+    kept = [f for f in found["image-cuda-mismatch"] if f["file"] == "docker/Dockerfile.ci.dev"]
+    assert {f["message"].split("`")[1] for f in kept} >= {"--no-install-package nvidia-nccl-cu13", "--no-install-package nvidia-cudnn-cu13", "--no-install-package nvidia-cublas"}
+    assert all("has CUDA 12 (CUDA_VERSION=12.6.0.022" in f["message"] for f in kept)
+    assert "image-kept-out-missing" not in found or all("nvidia-" not in f["message"] for f in found["image-kept-out-missing"])
+    tag = "depsync-test:cuda13"
+    build(tag, IMAGE, dist_files({**NGC_DISTS, "torch": "2.11.0a0+nv26.01", "triton": "3.6.0"}), env={"CUDA_VERSION": "13.0.2.006"})
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--format", "json", env=env)
+        found = by_rule(json.loads(result.stdout))
+        assert "image-cuda-mismatch" not in found and "image-kept-out-missing" not in found and "image-version-mismatch" not in found
+    finally:
+        remove(tag)
+
+
 def test_an_image_without_torch_is_a_kept_out_package_it_does_not_ship(megatron: Path, tmp_path: Path) -> None:
     tag = "depsync-test:no-torch"
     build(tag, IMAGE, dist_files({"numpy": "2.4.4"}), env={"CUDA_VERSION": "13.0.1"})

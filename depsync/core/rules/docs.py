@@ -233,7 +233,9 @@ DOCS: dict[str, RuleDoc] = {
         why="`--no-install-package torch` in the CI Dockerfile keeps the lock's torch out of `uv sync` because the base image is "
         "meant to ship its own build. When the image does not ship it (another base image, a slimmer tag, a package the image "
         "dropped), nothing installs it: the image builds, and the first import fails at run time. Reported only with "
-        "`depsync check --image`, which reads the image's installed distributions (its own python, no network, read-only).",
+        "`depsync check --image`, which reads the image's installed distributions (its own python, no network, read-only). "
+        "A CUDA library wheel (`nvidia-cublas`, `nvidia-nccl-cu13`, ...) counts as shipped when the image has CUDA (NGC images "
+        "install it as system libraries, not as wheels); of another CUDA major, that is `image-cuda-mismatch`.",
         example="FROM nvcr.io/nvidia/pytorch:25.09-py3\nRUN uv sync --locked --no-install-package nvidia-nccl-cu13   # the image has no nvidia-nccl-cu13",
         fix="Remove the flag so uv installs the lock's build, or build FROM an image that ships the package. "
         "The finding names the image, its id and how many distributions were read.",
@@ -271,7 +273,9 @@ DOCS: dict[str, RuleDoc] = {
         "CUDA 12 image): `uv sync` installs them next to the image's CUDA libraries, and the first GPU call fails or loads the "
         "wrong library. The image's CUDA comes from its config (`CUDA_VERSION`) or its `nvidia-cuda-runtime` distribution; a "
         "package's from its name (`-cu12`, `-cuda12x`), its local version (`+cu128`) or, for the few whose versions follow the "
-        "CUDA release (`nvidia-cuda-runtime`, `nvidia-cublas`, `cuda-toolkit`), its version.",
+        "CUDA release (`nvidia-cuda-runtime`, `nvidia-cublas`, `cuda-toolkit`), its version. A CUDA library the Dockerfile keeps "
+        "out for the image's own (`--no-install-package nvidia-nccl-cu13`) is reported too when the image's CUDA is another major: "
+        "the rest of the lock was resolved for the library it keeps out.",
         example="# the image: CUDA_VERSION=12.9.1; uv.lock: nvidia-nccl-cu13 2.28.9, installed by\nRUN uv sync --locked --extra dev",
         fix="Relock for the image's CUDA (its index, its `-cuNN` packages), or keep the package out with `--no-install-package` "
         "when the image ships its own build.",

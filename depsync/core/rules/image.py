@@ -150,6 +150,11 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                 continue  # docker-stale-no-install / docker-no-install-renamed say so
             dists = shipped.get(name)
             locked = [p for p in reached.values() if p.name == name]
+            if not dists and is_cuda_library(name) and image_cuda(image)[0]:
+                # NGC images ship CUDA as system libraries, not as nvidia-* wheels: the image's CUDA
+                # provides a kept-out library of its major (or of a major the name does not say)
+                yield from _kept_out_cuda(image, lock, dockerfile, name, line, reported)
+                continue
             if not dists:
                 if ("image-kept-out-missing", name) in reported:
                     continue
@@ -213,6 +218,32 @@ def _release_pin(version: str) -> str:
 def _same_version(locked: str | None, shipped: str) -> bool:
     a, b = _version(locked), _version(shipped)
     return a == b if a is not None and b is not None else (locked or "") == shipped
+
+
+# CUDA toolkit components published as wheels; an image with CUDA installed has them as system libraries
+_CUDA_LIBRARIES = ("nvidia-cublas", "nvidia-cuda-", "nvidia-cudnn", "nvidia-cufft", "nvidia-cufile", "nvidia-curand", "nvidia-cusolver",
+                   "nvidia-cusparse", "nvidia-nccl", "nvidia-nvjitlink", "nvidia-nvtx", "nvidia-nvshmem", "nvidia-npp", "nvidia-nvjpeg")  # fmt: skip
+
+
+def is_cuda_library(name: str) -> bool:
+    return name.startswith(_CUDA_LIBRARIES) and name != "nvidia-cudnn-frontend"
+
+
+def _kept_out_cuda(image: ImageEnv, lock: Lock, dockerfile: Dockerfile, name: str, line: int, reported: set[tuple[str, str]]) -> Iterator[Finding]:
+    major, evidence = image_cuda(image)
+    packages = lock.find(name)
+    built_for = next((m for p in packages if (m := cuda_major_of(p.name, p.version))), "")
+    if not built_for or built_for == major or ("image-cuda-mismatch", name) in reported:
+        return
+    reported.add(("image-cuda-mismatch", name))
+    yield RULES["image-cuda-mismatch"].finding(
+        dockerfile.path,
+        line,
+        f"`--no-install-package {name}` keeps out the lock's CUDA {built_for} library ({name} {packages[0].version}, "
+        f"{_where(lock, packages[0])}) for the image's own, but {image.reference} has CUDA {major} ({evidence}): what the lock "
+        f"resolved for CUDA {built_for} runs against CUDA {major} libraries",
+        "relock for the image's CUDA (its index, its `-cuNN` packages), or build FROM an image with the CUDA the lock is for",
+    )
 
 
 def image_cuda(image: ImageEnv) -> tuple[str, str]:
