@@ -92,7 +92,8 @@ def report_lines(engine: EngineAPI, container: str, image: dict[str, Any], inter
     machine = str(image.get("Architecture") or "")
     env = {"python_version": python, "python_full_version": python, "sys_platform": str(image.get("Os") or "linux"), "os_name": "posix",
            "platform_system": str(image.get("Os") or "linux").capitalize(), "platform_machine": _MACHINES.get(machine, machine),
-           "implementation_name": "cpython", "platform_python_implementation": "CPython"}  # fmt: skip
+           "implementation_name": "cpython", "platform_python_implementation": "CPython", "implementation_version": python,
+           "platform_release": "", "platform_version": ""}  # fmt: skip (every variable set: packaging fills a missing one from the host)
     lines = [json.dumps({"k": "python", "version": python, "executable": "", "env": env})]
     lines.append(json.dumps({"k": "note", "text": f"no {interpreters} ran in the image: its distributions were read from its files, "
                              f"its Python ({python}) from the name of {next(p for p in found if python in p)}"}))  # fmt: skip
