@@ -209,6 +209,7 @@ def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
     assert isinstance(run, ContainerRun)
     image_id, env_list = str(image["Id"]), config_env(image)
     missing: list[str] = []
+    why: list[str] = []  # start failures other than "not found"
     for python in INTERPRETERS:
         lines: list[str] = []
         size = [0]
@@ -221,11 +222,11 @@ def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
         container = run.create(image_id, [python, "-I", "-S", "-B", "-c", READER], "image-reader", isolated=True)
         try:
             status, tail = run.execute(container, READ_TIMEOUT, keep, f"{python} in {reference}")
-        except StartFailed as exc:
-            if _NO_EXECUTABLE.search(exc.explanation):
-                missing.append(python)
-                continue
-            raise DepsyncError(f"{python} could not start in {reference}: {redact(exc.explanation)[:300]}") from None
+        except StartFailed as exc:  # not there, or not runnable by this uid: the next one, then the files
+            missing.append(python)
+            if not _NO_EXECUTABLE.search(exc.explanation):
+                why.append(f"{python} could not start ({redact(exc.explanation)[:150]})")
+            continue
         except RunTimeout:
             raise DepsyncError(f"reading {reference}'s Python environment did not finish within {READ_TIMEOUT}s") from None
         if status != 0 and not any(line.startswith('{"k": "python"') for line in lines):
@@ -244,5 +245,7 @@ def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
     container = run.create(image_id, ["true"], "image-files", isolated=True)
     lines = report_lines(run.engine, container, image, " or ".join(missing))
     if lines:
-        return parse_report(lines, reference, image_id, env_list)
-    return without_python(reference, image_id, env_list, f"no {' or '.join(missing)} on the PATH of {reference}, and no site directory in its files: its Python environment was not read")
+        env = parse_report(lines, reference, image_id, env_list)
+        return replace(env, notes=(*why, *env.notes))
+    absent = "; ".join(why) or f"no {' or '.join(missing)} on the PATH of {reference}"
+    return without_python(reference, image_id, env_list, f"{absent}, and no site directory in its files: its Python environment was not read")
