@@ -27,7 +27,7 @@ def dist_files(dists: Mapping[str, str] | list[tuple[str, str]], site: str = SIT
 
 
 def _tar(files: Mapping[str, bytes | tuple[str, str]]) -> bytes:
-    """A tar of files; a value ("symlink", target) makes a symbolic link."""
+    """A tar of files (mode 0644); a value ("symlink", target) makes a symbolic link, ("exec", text) a file of mode 0755."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         dirs: set[str] = set()
@@ -43,7 +43,11 @@ def _tar(files: Mapping[str, bytes | tuple[str, str]]) -> bytes:
         for path, content in files.items():
             entry = tarfile.TarInfo(path.strip("/"))
             entry.mtime = int(time.time())
-            if isinstance(content, tuple):
+            if isinstance(content, tuple) and content[0] == "exec":
+                data = content[1].encode() if isinstance(content[1], str) else content[1]
+                entry.size, entry.mode = len(data), 0o755
+                archive.addfile(entry, io.BytesIO(data))
+            elif isinstance(content, tuple):
                 entry.type, entry.linkname = tarfile.SYMTYPE, content[1]
                 archive.addfile(entry)
             else:

@@ -194,29 +194,12 @@ echo "{\\"k\\": \\"note\\", \\"text\\": \\"write=$w net=$n uid=$(id -u)\\"}"
 
 def test_the_reader_container_has_no_network_and_a_read_only_root(megatron: Path, tmp_path: Path) -> None:
     tag = "depsync-test:fake-python"
-    build(tag, IMAGE, {"/usr/local/bin/python3": FAKE_PYTHON.encode()})
-    api_mode_fix(tag)
+    build(tag, IMAGE, {"/usr/local/bin/python3": ("exec", FAKE_PYTHON)})
     try:
         result = depsync("check", str(megatron), "--image", tag, "--no-cache", env=env_with_cache(tmp_path))
         assert f"write=no net=lo  uid={os.getuid()}" in result.stderr or f"write=no net=lo uid={os.getuid()}" in result.stderr, result.stderr
     finally:
         remove(tag)
-
-
-def api_mode_fix(tag: str) -> None:
-    """imagebuild writes files 0644: make the fake python executable (a commit of a chmod)."""
-    from depsync.shell.runners.engine import client
-
-    api = client()
-    try:
-        created = api.json("POST", "/containers/create", body={"Image": tag, "User": "0:0", "Entrypoint": ["chmod", "755", "/usr/local/bin/python3"]})
-        api.call("POST", f"/containers/{created['Id']}/start")
-        api.call("POST", f"/containers/{created['Id']}/wait")
-        repo, _, version = tag.rpartition(":")
-        api.json("POST", "/commit", params={"container": created["Id"], "repo": repo, "tag": version, "changes": 'ENTRYPOINT []'})
-        api.call("DELETE", f"/containers/{created['Id']}", params={"force": "1"})
-    finally:
-        api.close()
 
 
 def test_an_image_where_no_python_runs_is_read_from_its_files(megatron: Path, tmp_path: Path) -> None:
@@ -289,5 +272,18 @@ def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: P
         assert "image-shadowed" in result.stderr and "gamma" in result.stderr  # the lock's gamma over the image's 0.1
         text = summary.read_text()
         assert "### Against the image" in text and "image-version-mismatch" in text
+    finally:
+        remove(tag)
+
+
+def test_a_python_that_does_not_run_is_said_and_the_files_are_read(megatron: Path, tmp_path: Path) -> None:
+    tag = "depsync-test:python-not-executable"
+    # executable, but no program the kernel runs ("exec format error")
+    build(tag, IMAGE, {"/usr/local/bin/python3": ("exec", "\x7fELF garbage"), "/usr/local/bin/python": ("exec", "\x7fELF garbage"), **dist_files({"torch": "2.5.1"})})
+    try:
+        result = depsync("check", str(megatron), "--image", tag, "--format", "json", "--no-cache", env=env_with_cache(tmp_path))
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+        assert "python3 failed (" in result.stderr and "read from its files" in result.stderr
+        assert json.loads(result.stdout)["image"]["distributions"] == 1
     finally:
         remove(tag)

@@ -209,7 +209,7 @@ def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
     assert isinstance(run, ContainerRun)
     image_id, env_list = str(image["Id"]), config_env(image)
     missing: list[str] = []
-    why: list[str] = []  # start failures other than "not found"
+    why: list[str] = []  # why an interpreter that is there did not report
     for python in INTERPRETERS:
         lines: list[str] = []
         size = [0]
@@ -230,11 +230,11 @@ def _read(run: object, reference: str, image: dict[str, Any]) -> ImageEnv:
         except RunTimeout:
             raise DepsyncError(f"reading {reference}'s Python environment did not finish within {READ_TIMEOUT}s") from None
         if status != 0 and not any(line.startswith('{"k": "python"') for line in lines):
-            if status in (126, 127):
-                missing.append(python)
-                continue
-            last = next((line for line in reversed(tail) if line.strip()), f"exit status {status}")
-            return without_python(reference, image_id, env_list, f"{python} in {reference} failed ({redact(last)[:200]}); its distributions were not read")
+            missing.append(python)
+            if status not in (126, 127):  # 126/127: a shell entrypoint found none
+                last = next((line for line in reversed(tail) if line.strip()), f"exit status {status}")
+                why.append(f"{python} failed ({redact(last)[:150]})")
+            continue
         env = parse_report(lines, reference, image_id, env_list)
         if size[0] > MAX_OUTPUT_BYTES:
             env = replace(env, notes=(*env.notes, f"the reader printed over {MAX_OUTPUT_BYTES // 2**20} MiB; the rest was not read"))
