@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from depsync.core.config import Config
 from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.findings import Finding
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.model.image_env import ImageEnv
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.uv_settings import UvSettings
+
+if TYPE_CHECKING:
+    from depsync.core.model.image_env import ImageEnv  # only `check --image` makes one
 
 
 @dataclass(frozen=True)
