@@ -25,6 +25,7 @@ examples:
   depsync check --select lock-stale,docker-not-locked
                                        only these rules (--ignore RULE leaves rules out)
   depsync check --exit-zero            report, but do not fail the step
+  depsync check --image                the triple against the CI base image (its Python, distributions, CUDA)
   depsync check --format sarif > depsync.sarif
                                        SARIF 2.1.0 for GitHub code scanning
   depsync rule docker-stale-no-install what a finding means and how to fix it
@@ -94,6 +95,15 @@ def register(commands: Any) -> None:
     check.add_argument("--diff", action="store_true", help="print what --fix would change as a unified diff and write nothing")
     check.add_argument("--ref", metavar="REF", help="read every file from this git ref instead of the work tree (no checkout)")
     check.add_argument("--deep", action="store_true", help="also run real `uv lock --check --offline` with the uv version the Dockerfile pins")
+    check.add_argument(
+        "--image",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="REF",
+        help="also hold the triple against what this CI base image ships (its Python, its installed distributions, its CUDA); "
+        "REF default: [tool.depsync] image, else the CI Dockerfile's FROM, as `depsync lock` chooses it",
+    )
     check.add_argument("--static", action="store_true", help="report depsync's static lock verdict as is: never ask uv to confirm a `lock-stale`")
     check.add_argument("--dockerfile", action="append", metavar="FILE", help="a Dockerfile to check (repeatable; default: [tool.depsync] dockerfiles, else the project's Dockerfiles that run uv)")
     check.add_argument("--build-arg", action="append", type=build_arg, default=[], metavar="NAME=VALUE", help="an ARG value for the --dockerfile files (repeatable)")
@@ -128,6 +138,7 @@ def options_from(args: argparse.Namespace) -> Any:
         static=args.static,
         overrides=CliOverrides(dockerfiles=dockerfiles, owner_ref=args.owner_ref, lock=args.lock),
         no_cache=args.no_cache,
+        image=args.image,
     )
 
 

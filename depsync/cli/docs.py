@@ -163,7 +163,8 @@ KEYS: dict[str, KeyDoc] = {
     "default-side": KeyDoc('string: `"dev"` or `"main"`', ("reconcile",)),
     "owned-by-dev": KeyDoc("array of strings (package names)", ("reconcile", "guard", "merge driver")),
     "prefer": KeyDoc('table: package = `"dev"` or `"main"`', ("reconcile", "guard", "merge driver")),
-    "image": KeyDoc("string (image reference)", ("lock", "reconcile")),
+    "image": KeyDoc("string (image reference)", ("check", "lock", "reconcile")),
+    "image-version-policy": KeyDoc('string: `"release"`, `"exact"`, `"public"`, `"minor"`, `"major"` or `"off"`', ("check",)),
 }
 
 

@@ -22,6 +22,7 @@ from depsync.shell.workspace import CliOverrides
 
 if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
+    from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.findings import Finding
     from depsync.core.rules.inputs import CheckInputs
     from depsync.core.suppression import Suppressed
@@ -40,6 +41,7 @@ class CheckOptions:
     no_cache: bool = False  # neither read nor write the result cache
     selection: Selection = Selection()  # --select / --ignore: what is reported (the cache keeps every finding)
     exit_zero: bool = False  # --exit-zero: findings do not fail the run
+    image: str | None = None  # --image: None not asked, "" the lock runner's image, else the reference given
 
 
 def confirm_stale(findings: list[Finding], inputs: CheckInputs | None, options: CheckOptions) -> list[Finding]:
@@ -165,6 +167,13 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     from depsync.core.findings import Finding, Severity
     from depsync.shell import cache
 
+    if options.image is not None:  # the image's facts are cached by image id (shell/runners/image_env.py), the result is not
+        from depsync.core.rules.run import check as check_rules
+        from depsync.shell.workspace import load_inputs
+
+        inputs = with_image(load_inputs(options.root, options.ref, options.overrides), options)
+        findings, suppressed = check_rules(inputs)
+        return findings, None, inputs, tuple(d.path for d in inputs.dockerfiles), suppressed_rows(suppressed)
     use_cache = not options.no_cache and cache.enabled()
     key = request(options)
     if use_cache:
@@ -193,7 +202,57 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     return findings, cache.store(key, manifest, kept, stable, checked, rows), inputs, checked, rows
 
 
-def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None) -> str:
+def _image_summary(inputs: CheckInputs | None) -> dict[str, object] | None:
+    if inputs is None or inputs.image is None:
+        return None
+    from depsync.core.rules.image import image_summary
+
+    return image_summary(inputs.image)
+
+
+def image_dockerfile(inputs: CheckInputs) -> Dockerfile | None:
+    """The CI Dockerfile: the first configured one that was read, else the first one found."""
+    by_path = {d.path: d for d in inputs.dockerfiles}
+    for spec in inputs.config.dockerfiles:
+        if spec.path in by_path:
+            return by_path[spec.path]
+    return inputs.dockerfiles[0] if inputs.dockerfiles else None
+
+
+def with_image(inputs: CheckInputs, options: CheckOptions) -> CheckInputs:
+    """The inputs with what the CI base image ships (`--image`). The image is the one `depsync
+    lock` would run in: --image REF, else [tool.depsync] image, else the CI Dockerfile's FROM
+    (a `docker/.ngc_version.dev` hint first). No engine, no such image or no derivable image:
+    a note, and the check goes on without the image rules; an error (exit 2) when REF was given."""
+    from dataclasses import replace
+
+    from depsync.shell.runners.choose import image_from_dockerfile
+    from depsync.shell.runners.image_env import ImageUnavailable, read_image_env
+    from depsync.shell.workspace import FileReader
+
+    dockerfile = image_dockerfile(inputs)
+    explicit = bool(options.image)
+    reference = options.image or inputs.config.image or image_from_dockerfile(FileReader(options.root, options.ref), dockerfile)
+    if not reference:
+        ui.note("--image: no image to read (the CI Dockerfile's FROM uses a variable with no default, or there is no CI Dockerfile): "
+                "pass --image REF or set [tool.depsync] image; the image rules did not run")
+        return inputs
+    try:
+        image, cached = read_image_env(reference, use_cache=not options.no_cache)
+    except ImageUnavailable as exc:
+        if explicit:
+            raise DepsyncError(f"--image {reference}: {exc.message}") from None
+        ui.note(f"--image: {exc.message}; the image rules did not run")
+        return inputs
+    for note in image.notes:
+        ui.note(f"--image {reference}: {note}")
+    if not image.python:
+        ui.note(f"--image {reference}: only the image config was read (no Python ran), so only its CUDA is known")
+    ui.note(f"image: {image.describe()}{', from the cache' if cached else ''}; checked against {dockerfile.path if dockerfile else 'no Dockerfile'}")
+    return replace(inputs, image=image, image_dockerfile=dockerfile.path if dockerfile else None)
+
+
+def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None, image: dict[str, object] | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
     from depsync.shell.git import repository_prefix
 
@@ -203,7 +262,7 @@ def render(findings: list[Finding], output_format: str, project: str, root: Path
         project_root = root or Path(".")
         return to_sarif(findings, root=project_root, base=_report_base(project_root)) + "\n"
     if output_format == "json":
-        return to_json(findings, project=project) + "\n"
+        return to_json(findings, project=project, image=image) + "\n"
     if output_format == "github":  # GitHub resolves annotation paths from the repository root
         text = to_github(findings, prefix=repository_prefix(root or Path(".")))
         return text + "\n" if text else ""
@@ -280,7 +339,7 @@ def run(options: CheckOptions) -> int:
 
         print_human(findings, sys.stdout, project=project, color=True, dockerfiles=len(checked))
     else:
-        text = render(findings, options.output_format, project, options.root, len(checked))
+        text = render(findings, options.output_format, project, options.root, len(checked), _image_summary(inputs))
         sys.stdout.write(text)
         if key is not None:
             from depsync.core.redact import redact
@@ -385,6 +444,8 @@ def run_check(options: CheckOptions, *, fix: bool, diff: bool) -> int:
         raise DepsyncError("--deep runs uv on the work tree; it cannot be combined with --ref")
     inputs: CheckInputs | None = load_inputs(options.root, options.ref, options.overrides)
     assert inputs is not None
+    if options.image is not None:
+        inputs = with_image(inputs, options)
     found, suppressed = check(inputs)
     findings = options.selection.keep(found)  # like ruff: --select/--ignore pick what is fixed too
     checked = len(inputs.dockerfiles)

@@ -66,7 +66,7 @@ def run(options: LockRequest) -> int:
         raise DepsyncError(f"uv {result.uv_version} lock failed; uv.lock is unchanged: {error_summary(result.output, 800)}")
     if result.new_lock == old_bytes:  # nothing to parse, compare or write (a 1.5 MB lock parses in ~20-150 ms)
         if options.summary:
-            write_report(options.summary, to_markdown([], result.uv_version, why))
+            write_report(options.summary, to_markdown([], result.uv_version, why, against_image(root, runner, dockerfile_path)))
         print_changes([], sys.stdout, written=False)
         return 0
     from depsync.core.lockdiff import diff_locks
@@ -80,12 +80,42 @@ def run(options: LockRequest) -> int:
         faults.point("lock:after-uv")
         write_atomic(lock_path, result.new_lock)
         if options.summary:
-            write_report(options.summary, to_markdown(changes, result.uv_version, why))
+            write_report(options.summary, to_markdown(changes, result.uv_version, why, against_image(root, runner, dockerfile_path)))
     except BaseException:
         snapshot.restore()  # all or nothing: no new lock without the summary the caller asked for
         raise
     print_changes(changes, sys.stdout, written=True)
     return 0
+
+
+def against_image(root: Path, runner: object, dockerfile_path: str | None) -> str:
+    """The new lock held against the image the docker runner locked in (the image rules of
+    `check --image`), for `--summary` only (a plain relock stays as fast as before): said on
+    stderr, and returned as the summary's Markdown section. The lock is written already;
+    nothing here fails the run (a note says what could not be read)."""
+    from dataclasses import replace
+
+    from depsync.core.rules.image import check as image_check
+    from depsync.core.rules.run import apply_severity
+    from depsync.report.lock import image_lines, image_markdown
+    from depsync.shell.runners.image_env import read_image_env
+    from depsync.shell.workspace import load_inputs
+
+    image = getattr(runner, "image", None) if getattr(runner, "name", "") == "docker" else None
+    if not image:
+        return ""
+    try:
+        env, _ = read_image_env(image)
+        inputs = load_inputs(root)
+        inputs = replace(inputs, image=env, image_dockerfile=dockerfile_path)
+        findings = apply_severity(image_check(inputs), inputs.config)
+    except DepsyncError as exc:
+        ui.note(f"the new lock was not held against {image}: {exc.message}")
+        return ""
+    described = env.describe()
+    for line in image_lines(described, findings):
+        ui.note(line)
+    return image_markdown(described, findings)
 
 
 def prune_caches() -> int:

@@ -38,6 +38,7 @@ class Config:
     owned_by_dev: tuple[str, ...] = ()  # packages whose source dev always keeps
     prefer: dict[str, str] = field(default_factory=dict)  # per package: "dev" or "main"
     image: str | None = None  # CI image for `depsync lock` (default: derived from the Dockerfile)
+    image_version_policy: str = "release"  # check --image: how close a kept-out package's image version must be to the locked one
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -57,7 +58,8 @@ _KEYS = {
     "default-side": 'reconcile: who owns the dependency surface, "dev" (default: main\'s changes taken on evidence, else flagged) or "main" (a branch that follows main)',
     "owned-by-dev": "reconcile: packages whose source dev always keeps, whatever main does",
     "prefer": 'reconcile: per-package side, { nemo-run = "main" }',
-    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see docs/lock.md)",
+    "image": "lock: the CI image uv runs in (default: the Dockerfile's FROM, see docs/lock.md); check --image: the image held against the triple",
+    "image-version-policy": 'check --image: how a kept-out package\'s image version must match the locked one: "release" (default: same release numbers, pre-release and local segments ignored), "exact", "public" (local segment ignored), "minor", "major" or "off"',
 }
 
 
@@ -120,6 +122,9 @@ def _dockerfiles(value: Any) -> tuple[DockerfileSpec, ...]:
         else:
             raise DepsyncError("[tool.depsync] each dockerfiles entry must be a path or a table with `path`")
     return tuple(specs)
+
+
+_POLICIES = ("release", "exact", "public", "minor", "major", "off")  # depsync/core/rules/image.py within_policy
 
 
 _LEVELS = ("error", "warning", "info", "off")
@@ -239,6 +244,10 @@ def _load(table: dict[str, Any], where: Where) -> Config:
             changes[key.replace("-", "_")] = _ref(value, key)
         elif key == "image":
             changes["image"] = _image(value, key)
+        elif key == "image-version-policy":
+            if value not in _POLICIES:
+                raise DepsyncError(f"[tool.depsync] image-version-policy must be one of {', '.join(_POLICIES)}, not {value!r}{suggestion(str(value), _POLICIES)}")
+            changes["image_version_policy"] = str(value)
         elif key == "protected-paths":
             changes["protected_paths"] = tuple(_path(v, key) for v in _str_list(value, key))
         elif key == "take-from-main":

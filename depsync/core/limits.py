@@ -65,6 +65,18 @@ MAX_MARKER_WORK = 100_000
 MAX_MARKER_RUN_WORK = 500_000
 
 
+# What `check --image` keeps of one image's Python environment (core/model/image_env.py). The image
+# is anyone's, and its python (or a program in its place) prints what it likes. An NGC PyTorch
+# image ships ~300 distributions, torch lists ~30 Requires-Dist, real METADATA headers are a few
+# KiB; past a cap the rest is counted in a note, never kept.
+MAX_IMAGE_DISTRIBUTIONS = 20_000
+MAX_IMAGE_REQUIRES = 1_000  # Requires-Dist entries kept per distribution
+MAX_IMAGE_FIELD = 512  # characters of one name, version or path
+MAX_IMAGE_REQUIREMENT = 4_096  # characters of one Requires-Dist entry
+MAX_IMAGE_METADATA_BYTES = 256 * 1024  # read of one METADATA file (its headers come first)
+MAX_IMAGE_OUTPUT_BYTES = 32 * 1024 * 1024  # of the reader's output (a real NGC image: ~200 KiB)
+
+
 class LimitExceeded(DepsyncError):
     """An input refused by one of these caps (not by its own syntax): `check` tells the two apart
     for a discovered Dockerfile it could not check (rule docker-unparsed)."""

@@ -35,7 +35,8 @@ def counts_text(findings: Sequence[Finding]) -> str:
     return ", ".join(f"{summary[key]} {counted(level)}" for level, key in _COUNT_KEY.items())
 
 
-def to_json(findings: Sequence[Finding], *, project: str) -> str:
+def to_json(findings: Sequence[Finding], *, project: str, image: dict[str, object] | None = None) -> str:
+    """image: what `check --image` read of the CI base image (image_summary), the evidence its findings stand on."""
 
     document = {
         "schema": SCHEMA,
@@ -54,6 +55,7 @@ def to_json(findings: Sequence[Finding], *, project: str) -> str:
         ],
         "summary": counts(findings),
     }
+    document["image"] = image  # null without --image
     return redacted_json(document, indent=2)  # strings redacted before escaping
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from depsync.core.findings import Finding
     from depsync.core.lockdiff import PackageChange
 
 TICK = 0.2  # s between redraws of the status line
@@ -112,8 +113,34 @@ def print_changes(changes: Sequence[PackageChange], stream: TextIO, *, written: 
     print_table(changes, stream)
 
 
-def to_markdown(changes: Sequence[PackageChange], uv_version: str, how: str) -> str:
+def to_markdown(changes: Sequence[PackageChange], uv_version: str, how: str, image: str = "") -> str:
+    """image: image_markdown's section (the lock against the image it was made in), or ""."""
     from depsync.report.lockdiff import to_markdown as lockdiff_markdown
     from depsync.report.markdown import text
 
-    return lockdiff_markdown(changes, f"## depsync lock\n\nuv {text(uv_version)} via {text(how)}.")
+    body = lockdiff_markdown(changes, f"## depsync lock\n\nuv {text(uv_version)} via {text(how)}.")
+    return body + ("\n" + image if image else "")
+
+
+MAX_IMAGE_LINES = 20  # findings named one by one in the summary and on stderr; the rest are counted
+
+
+def image_lines(described: str, findings: Sequence[Finding]) -> list[str]:
+    """What `depsync lock` says of the new lock against the image it was made in, one line each."""
+    if not findings:
+        return [f"the lock against {described}: no finding of the image rules"]
+    lines = [f"the lock against {described}: {len(findings)} finding{'s' if len(findings) != 1 else ''} (`depsync check --image` for the fixes)"]
+    for finding in findings[:MAX_IMAGE_LINES]:
+        where = f"{finding.file}:{finding.line}" if finding.line else finding.file
+        lines.append(f"  {where} {finding.severity} {finding.rule}: {finding.message}")
+    if len(findings) > MAX_IMAGE_LINES:
+        lines.append(f"  ... and {len(findings) - MAX_IMAGE_LINES} more")
+    return lines
+
+
+def image_markdown(described: str, findings: Sequence[Finding]) -> str:
+    from depsync.report.markdown import text
+
+    head, *rest = image_lines(described, findings)
+    items = "".join(f"- {text(line.strip())}\n" for line in rest)
+    return f"### Against the image\n\n{text(head[0].upper() + head[1:])}.\n" + (f"\n{items}" if items else "")

@@ -229,6 +229,57 @@ DOCS: dict[str, RuleDoc] = {
         example="depsync check --deep",
         fix="Run `depsync lock` and commit uv.lock.",
     ),
+    "image-kept-out-missing": RuleDoc(
+        why="`--no-install-package torch` in the CI Dockerfile keeps the lock's torch out of `uv sync` because the base image is "
+        "meant to ship its own build. When the image does not ship it (another base image, a slimmer tag, a package the image "
+        "dropped), nothing installs it: the image builds, and the first import fails at run time. Reported only with "
+        "`depsync check --image`, which reads the image's installed distributions (its own python, no network, read-only). "
+        "A CUDA library wheel (`nvidia-cublas`, `nvidia-nccl-cu13`, ...) counts as shipped when the image has CUDA (NGC images "
+        "install it as system libraries, not as wheels); of another CUDA major, that is `image-cuda-mismatch`.",
+        example="FROM nvcr.io/nvidia/pytorch:25.09-py3\nRUN uv sync --locked --no-install-package nvidia-nccl-cu13   # the image has no nvidia-nccl-cu13",
+        fix="Remove the flag so uv installs the lock's build, or build FROM an image that ships the package. "
+        "The finding names the image, its id and how many distributions were read.",
+    ),
+    "image-version-mismatch": RuleDoc(
+        why="A kept-out package is the image's, not the lock's: every other locked package was resolved against the lock's version "
+        "of it. When the image's version does not satisfy a requirement the lock records (the project's own `torch>=2.9`, a "
+        "`[[tool.uv.dependency-metadata]]` entry), or is another release than the locked one (the lock pins torch 2.9.1, the image "
+        "ships 2.8.0a0+nv25.06), the installed set was never resolved together. How close counts is `[tool.depsync] "
+        "image-version-policy`: `release` (default: the same release numbers; pre-release and local segments such as `a0+nv25.06` "
+        "ignored), `exact`, `public` (local segment ignored), `minor`, `major` or `off`. uv.lock records version specifiers only "
+        "for the project's own requirements and dependency-metadata; for the other packages the locked version stands for them.",
+        example="# uv.lock: torch 2.9.1; the image: torch-2.8.0a0+nv25.06.dist-info\nRUN uv sync --locked --no-install-package torch",
+        fix="Constrain the package in pyproject.toml to the image's release (`torch==2.8.*`) and relock, so the lock is resolved "
+        "against what the image ships; or build FROM an image with the locked version.",
+    ),
+    "image-shadowed": RuleDoc(
+        why="`uv sync` into an environment that sees the image's packages (a venv with `--system-site-packages`, or the system "
+        "environment) installs the lock's version of a package the image already ships at another version; the lock's copy wins "
+        "on the path. That is sometimes the point (a newer pin), and sometimes a CUDA build of the image replaced by a PyPI wheel. "
+        "The finding names the `--no-install-package` flag that would keep the image's. The same version in both is not reported.",
+        example="# the image ships numpy 1.26.4, uv.lock has numpy 2.4.4\nRUN uv sync --locked --extra dev",
+        fix="Add `--no-install-package NAME` to keep the image's build (its version is then held against the lock by "
+        "`image-version-mismatch`), or let uv replace it on purpose and suppress the finding with `# depsync: ignore[image-shadowed]`.",
+    ),
+    "image-python-mismatch": RuleDoc(
+        why="`uv sync` refuses an interpreter outside `requires-python`, and a lock whose every resolution fork (its "
+        "`resolution-markers`, or the `supported-markers` of `[tool.uv] environments`) excludes the image's Python and platform "
+        "has nothing to install there. The image's Python is the one its own `python3` reports.",
+        example='[project]\nrequires-python = ">=3.12"   # the image runs Python 3.11.2',
+        fix="Build FROM an image with a Python the project allows, or widen `requires-python` (or `environments`) and relock.",
+    ),
+    "image-cuda-mismatch": RuleDoc(
+        why="The lock moved to builds for another CUDA major than the image has (`nvidia-nccl-cu13` or `torch 2.9.0+cu130` into a "
+        "CUDA 12 image): `uv sync` installs them next to the image's CUDA libraries, and the first GPU call fails or loads the "
+        "wrong library. The image's CUDA comes from its config (`CUDA_VERSION`) or its `nvidia-cuda-runtime` distribution; a "
+        "package's from its name (`-cu12`, `-cuda12x`), its local version (`+cu128`) or, for the few whose versions follow the "
+        "CUDA release (`nvidia-cuda-runtime`, `nvidia-cublas`, `cuda-toolkit`), its version. A CUDA library the Dockerfile keeps "
+        "out for the image's own (`--no-install-package nvidia-nccl-cu13`) is reported too when the image's CUDA is another major: "
+        "the rest of the lock was resolved for the library it keeps out.",
+        example="# the image: CUDA_VERSION=12.9.1; uv.lock: nvidia-nccl-cu13 2.28.9, installed by\nRUN uv sync --locked --extra dev",
+        fix="Relock for the image's CUDA (its index, its `-cuNN` packages), or keep the package out with `--no-install-package` "
+        "when the image ships its own build.",
+    ),
     "unused-suppression": RuleDoc(
         why="A `# depsync: ignore[rule-id]` comment silences one finding (see docs/configuration.md, \"Suppressing one finding\"). "
         "When the finding goes away (the problem was fixed, the line moved) the comment stays behind and would silence the next, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from depsync.core.config import Config
 from depsync.core.dockerfile_discovery import Unparsed
@@ -12,6 +13,9 @@ from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.uv_settings import UvSettings
+
+if TYPE_CHECKING:
+    from depsync.core.model.image_env import ImageEnv  # only `check --image` makes one
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,10 @@ class CheckInputs:
     # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
     # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
     uv_settings: UvSettings | None = None
+    # `check --image`: what the CI base image ships, and the Dockerfile that builds FROM it (its
+    # `uv sync` flags are the ones held against the image); None: the image rules do not run
+    image: ImageEnv | None = None
+    image_dockerfile: str | None = None
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

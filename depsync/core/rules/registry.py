@@ -56,6 +56,11 @@ RULES: dict[str, Rule] = {
         Rule("source-inert", _W, "a `[tool.uv.sources]` entry names a package nothing depends on"),
         Rule("uv-lock-check", _E, "`--deep`: real `uv lock --check --offline` says the lock is not fresh"),
         Rule("merge-inconsistent", _E, "reconcile: the merged pyproject contradicts itself (a source's index removed, a wheel URL outside its `==` pin, a default or included group gone)"),
+        Rule("image-kept-out-missing", _E, "`--image`: a `--no-install-package` keeps a package out that the base image does not ship"),
+        Rule("image-version-mismatch", _E, "`--image`: a kept-out package's image version does not satisfy the lock's requirement on it, or is another release than the locked one"),
+        Rule("image-shadowed", _W, "`--image`: `uv sync` installs a locked package over another version the base image ships"),
+        Rule("image-python-mismatch", _E, "`--image`: the image's Python is outside requires-python or every resolution of the lock"),
+        Rule("image-cuda-mismatch", _E, "`--image`: `uv sync` installs a build for another CUDA major than the image has (`-cu13` packages, `+cu128` versions)"),
         Rule("unused-suppression", _W, "a `# depsync: ignore[rule-id]` comment suppresses nothing (no such finding there, an unknown id, or a place Docker does not read as a comment)"),
     )
 }

@@ -22,7 +22,16 @@ def families() -> list[RuleFamily]:
         uv_version,
     )
 
-    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check]
+    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check, _image]
+
+
+def _image(inputs: CheckInputs) -> Iterable[Finding]:
+    """The image-* rules, imported only when `check --image` read an image (start-up stays lean)."""
+    if inputs.image is None:
+        return ()
+    from depsync.core.rules import image
+
+    return image.check(inputs)
 
 
 def run_rules(inputs: CheckInputs) -> list[Finding]:

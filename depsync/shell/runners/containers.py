@@ -241,7 +241,11 @@ class ContainerRun:
         self.gone: set[str] = set()  # containers the engine said it removed
         self.creating = False  # a create was sent and its answer is not in: it may exist
 
-    def create(self, image: str, command: list[str], role: str, *, environment: Mapping[str, str] | None = None, mounts: list[dict[str, Any]] | None = None, working_dir: str | None = None) -> str:
+    def create(
+        self, image: str, command: list[str], role: str, *, environment: Mapping[str, str] | None = None, mounts: list[dict[str, Any]] | None = None,
+        working_dir: str | None = None, isolated: bool = False,
+    ) -> str:
+        """isolated: no network and a read-only root file system (a reader of the image, not a lock)."""
         self.step = f"creating the {role} container"
         labels = {RUN_LABEL: self.id, ROLE_LABEL: role, OWNER_LABEL: self.owner}
         hardened = hardening(self.memory)
@@ -253,6 +257,9 @@ class ContainerRun:
         if working_dir:
             body["WorkingDir"] = working_dir
         body["HostConfig"] = {**hardened["HostConfig"], **({"Mounts": mounts} if mounts else {})}
+        if isolated:
+            body["NetworkDisabled"] = True
+            body["HostConfig"].update({"NetworkMode": "none", "ReadonlyRootfs": True})
         self.creating = True
         answer = self.engine.json("POST", "/containers/create", body=body)
         self.creating = False
