@@ -47,6 +47,8 @@ class CheckInputs:
     # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
     # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
     uv_settings: UvSettings | None = None
+    # workspace members that resolve outside the project (a symlink out, `../`): uv reads them, depsync does not
+    workspace_members_outside: tuple[str, ...] = ()
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]
