@@ -36,6 +36,7 @@ from depsync.shell.uv import stream_uv
 class LocalRunner:
     uv_version: str | None = None  # None: whatever uv is on PATH
     name: str = "local"
+    environment: Mapping[str, str] | None = None  # uv's environment instead of depsync's own (check --deep: lock_check_env)
 
     def lock(
         self,
@@ -67,8 +68,10 @@ class LocalRunner:
             write_replacements(copy, replace)
             if on_phase:
                 on_phase("uv lock")
-            extra, note = version_environment(copy, os.environ)
-            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)), extra_env=extra)
+            environment = os.environ if self.environment is None else self.environment
+            extra, note = version_environment(copy, environment)
+            result = stream_uv(["lock", *args], copy, self.uv_version, timeout, on_line, path_rewriter(str(copy), str(project)),
+                               extra_env=extra, base_env=self.environment)
             new_lock = read_result(copy) if result.returncode == 0 and "--check" not in args else None
             return LockRun(result.returncode, result.stdout.strip(), result.version, new_lock, (note,) if note else ())
         finally:
