@@ -30,14 +30,15 @@ def squashed_syncs_on(root: Path, dev: str, main: str, base: str) -> SquashScan:
         writes = {(path, blob) for c in main_commits if len(c.parents) <= 1 for path, blob in c.changes.items() if blob is not None and blob not in EMPTY_BLOBS}
         if not writes:
             return SquashScan(read=(len(main_commits), 0))
-        since = min(c.time for c in landed(main_commits)) - CLOCK_SKEW
+        main_landed = landed(main_commits)
+        since = min(c.time for c in main_landed) - CLOCK_SKEW
         dev_commits, dev_cut = git.commit_writes(root, main, dev, first_parent=True, since=since, max_count=MAX_COMMITS,
                                                  max_files=MAX_FILES, max_paths=MAX_PATHS, keep=lambda path, blob: (path, blob) in writes)
         del writes
-        found = scan(main_commits, dev_commits)
+        found = scan(main_commits, dev_commits, main_landed)
         files_cut = sum(1 for c in (*main_commits, *dev_commits) if c.files_cut)
         read = (len(main_commits), len(dev_commits))
-        del main_commits, dev_commits
+        del main_commits, dev_commits, main_landed
         dropped, dropped_cut = _dropped(root, dev, found[-1].newest_main, base) if found else ((), False)
     except DepsyncError as exc:  # a history git cannot walk (a shallow clone's edge): said, never fatal
         return SquashScan(error=exc.message)
