@@ -4,8 +4,8 @@ Two reconciles on one work tree would each snapshot, write and, on a failure, re
 files: the one that fails puts back what it saw before over the other's result. The lock is
 `flock` on `<git dir>/depsync-reconcile.lock` (per work tree: a linked worktree has its own git
 dir), held for the whole run and released by the kernel when the process ends, however it ends:
-a killed run never leaves a stale lock (only the file, which the next run takes over). The file holds the pid of the run that holds it, for
-the message of the one refused.
+a killed run never leaves a stale lock (only the file, which the next run takes over). The file
+holds the pid of the run that holds it, for the message of the one refused, and stays (empty).
 """
 
 from __future__ import annotations
@@ -48,11 +48,8 @@ def exclusive(git_dir: Path) -> Iterator[None]:
         try:
             yield
         finally:
-            # removed while still held: a run refused meanwhile saw the holder's pid; one that
-            # opens the name after this makes a new file (this run has written everything by now)
-            try:
-                os.unlink(path)
-            except OSError:
-                os.ftruncate(fd, 0)
+            # emptied, never removed: a run that opened the file before an unlink would lock the
+            # old inode while a later one locks a new file, and both would run
+            os.ftruncate(fd, 0)
     finally:
         os.close(fd)  # closing releases the flock
