@@ -72,7 +72,8 @@ def pinned_uv(inputs: CheckInputs) -> tuple[list[str], str]:
 
 
 def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
-    """Real `uv lock --check --offline` with the uv version the Dockerfile pins.
+    """Real `uv lock --check --offline` with the uv version the Dockerfile pins, on the lock's
+    work copy (the local runner's), never in the checkout.
 
     uv exits 1 when the lock is stale or cannot be re-resolved offline (either way: not
     fresh, a finding) and 2 on usage or configuration errors (an input error here).
@@ -81,14 +82,17 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     from depsync.core.redact import redact
     from depsync.core.rules.registry import RULES
     from depsync.shell.uv import error_summary
-    from depsync.shell.uv_confirm import run_lock_check
+    from depsync.shell.runners.local import LocalRunner
+    from depsync.shell.uv_confirm import lock_check_env, pinned_version
 
-
-    argv, version = pinned_uv(inputs)
-    result = run_lock_check(argv, root)
+    _, version = pinned_uv(inputs)  # the uv that runs (one line when there is none)
+    # on the lock's work copy, never the checkout: uv may build a package whose metadata is
+    # dynamic, and its build backend writes where it runs (the copy, with the version
+    # stand-ins the relock has for backends that read git)
+    result = LocalRunner(pinned_version(inputs), environment=lock_check_env()).lock(root.resolve(), ["--check", "--offline"], 600)
     if result.returncode == 0:
         return []
-    summary = error_summary(redact(result.stderr or result.stdout)) or f"exit code {result.returncode}"
+    summary = error_summary(redact(result.output)) or f"exit code {result.returncode}"
     if result.returncode == 1:
         from depsync.core.rules.missing_members import (
             FIX,

@@ -145,20 +145,26 @@ class Sides:
         return self.ours, self.base, self.theirs
 
 
-def ours_is_owner(top: Path, config: Config, path: str, ours: bytes, theirs: bytes, theirs_commit: str | None = None) -> bool:
-    """Which side owns the triple: the one equal to the owner ref's file, else the one that contains the owner ref."""
+def ours_is_owner(top: Path, owner_ref: str, theirs_commit: str | None = None) -> bool:
+    """Which side owns the triple, by dev's identity alone: ours when HEAD is on the owner ref's
+    history (dev, or a branch made from it), theirs only when the merged commit is and HEAD is
+    not (dev merged into another branch). Never by content: a side whose file happens to equal
+    dev's (main taking dev's lock) is not dev, and must not decide the lock or the uv version."""
     try:
-        owner = git.resolve(top, config.owner_ref)
+        owner = git.resolve(top, owner_ref)
     except DepsyncError:
         return True  # no owner ref here: the branch being merged into keeps its files
-    blob = git.read_blob(top, owner, path)
-    if blob is not None and blob == ours:
+    if git.is_ancestor(top, owner, "HEAD"):
         return True
-    if blob is not None and blob == theirs:
-        return False
-    if theirs_commit and git.is_ancestor(top, owner, theirs_commit) and not git.is_ancestor(top, owner, "HEAD"):
-        return False
-    return True
+    return not (theirs_commit and git.is_ancestor(top, owner, theirs_commit))
+
+
+def owner_ref_of(config: Config) -> str:
+    """The operator's owner ref (DEPSYNC_OWNER_REF), else the one our side's config names."""
+    from depsync.shell.trusted_config import OWNER_REF_ENV
+
+    named = os.environ.get(OWNER_REF_ENV, "").strip()
+    return named if named and not named.startswith("-") else config.owner_ref
 
 
 def _is_sync(top: Path, config: Config, theirs_commit: str | None) -> bool:
@@ -179,7 +185,7 @@ def _sides(top: Path, config: Config, options: DriverOptions, ours: bytes, their
         ours_label = _branch_of_head(top)
     theirs_label = _given(options.labels.theirs, "%Y") or _merged_ref() or (git.short(top, theirs_commit) if theirs_commit else "theirs")
     base_label = _given(options.labels.base, "%S") or "merge base"
-    owner_is_ours = ours_is_owner(top, config, options.path, ours, theirs, theirs_commit)
+    owner_is_ours = ours_is_owner(top, owner_ref_of(config), theirs_commit)
     return Sides(ours_label, theirs_label, base_label, theirs_commit, owner_is_ours, _is_sync(top, config, theirs_commit))
 
 
@@ -262,8 +268,11 @@ def _run_lock(options: DriverOptions, config: Config, sides: Sides, ours: bytes,
     from depsync.shell.runners.choose import runner_for
     from depsync.shell.runners.request import LockRequest
 
-    # the owner side's uv pin (Dockerfile, else required-version), on the host: git is waiting
-    runner, _ = runner_for(LockRequest(Path.cwd(), runner="local"), config, FileReader(Path.cwd(), "HEAD" if sides.owner_is_ours or not sides.theirs_commit else sides.theirs_commit))
+    # the owner side's uv pin (Dockerfile, else required-version), on the host: git is waiting.
+    # Only the owner's committed files name it (validated as a release number by choose_runner):
+    # the other side's `ARG UV_VERSION` never picks what is fetched and run on this machine
+    owner_commit = "HEAD" if sides.owner_is_ours or not sides.theirs_commit else sides.theirs_commit
+    runner, _ = runner_for(LockRequest(Path.cwd(), runner="local"), config, FileReader(Path.cwd(), owner_commit))
     result = runner.lock(Path.cwd(), [], 1800, replace={config.pyproject: pyproject.text.encode(), config.lock: owner_lock})
     if result.returncode != 0 or result.new_lock is None:
         then = "run `depsync reconcile`" if sides.sync else f"fix {config.pyproject} if needed, then `depsync lock` and `git add {options.path}`"

@@ -409,6 +409,16 @@ def _top_relative(root: Path, paths: list[str]) -> list[str]:
 
 
 def run(options: ReconcileOptions) -> int:
+    """One reconcile at a time per work tree (a dry run writes nothing and takes no lock)."""
+    if options.dry_run or not git.is_repository(options.root):
+        return _run(options)
+    from depsync.shell.worktree_lock import exclusive
+
+    with exclusive(git.git_dir(options.root)):
+        return _run(options)
+
+
+def _run(options: ReconcileOptions) -> int:
     from depsync.report.reconcile import to_json, to_markdown
 
     for path, what in ((options.summary, "--summary"), (options.plan_json, "--plan-json")):
@@ -435,7 +445,7 @@ def run(options: ReconcileOptions) -> int:
     snapshot = Snapshot(options.root, list(targets), [git.git_dir(options.root) / "index"] if staging else [])
     reports = Snapshot(options.root, [], [p for p in (options.summary, options.plan_json) if p])
     try:
-        _apply(options, result, config, targets, dev_commit, unmerged, report)
+        _apply(options, result, config, targets, dev_commit, unmerged, report, snapshot)
         markdown = report()
     except Exception as exc:  # a failed step: the files go back, the plan and the failure are still reported
         snapshot.restore()
@@ -474,13 +484,15 @@ def _message(exc: BaseException) -> str:
 
 
 def _apply(
-    options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str, unmerged: set[str], report: Any
+    options: ReconcileOptions, result: Reconciliation, config: Config, targets: dict[str, bytes | None], dev_commit: str, unmerged: set[str], report: Any,
+    snapshot: Snapshot,
 ) -> None:
     root = options.root
     runner, how = (None, "") if options.no_lock else _runner(options, config, dev_commit)  # a runner that cannot be had fails before any write
     faults.point("reconcile:before-write")
     for path, data in targets.items():
         file = confined(root, path)
+        snapshot.writing(file, data)  # a restore undoes only what this run wrote
         if data is None:
             file.unlink(missing_ok=True)
         elif not file.is_file() or file.read_bytes() != data:
@@ -499,6 +511,7 @@ def _apply(
             raise DepsyncError(f"uv {locked.uv_version} lock wrote no uv.lock")
         new_lock = Lock.from_text(locked.new_lock.decode(), config.lock)  # uv's result must parse
         faults.point("reconcile:after-uv")
+        snapshot.writing(confined(root, config.lock), locked.new_lock)
         write_atomic(confined(root, config.lock), locked.new_lock)
         dev_lock = targets.get(config.lock)
         changes = diff_locks(Lock.from_text(dev_lock.decode(), config.lock), new_lock) if dev_lock is not None else None

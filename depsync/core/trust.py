@@ -91,3 +91,14 @@ def project_relative(path: str, what: str) -> str:
     if path.startswith("-"):
         raise DepsyncError(f"{what} {path!r} starts with '-'")
     return posix.as_posix()
+
+
+def names_interpreter_path(text: str) -> bool:
+    """Whether a `.python-version(s)` holds an interpreter *path* (uv executes it to ask what it
+    is) rather than a version request (`3.12`, `cpython@3.12`, `pypy3.10`, `>=3.11`): any request
+    line with a path separator, or starting with `.` or `~`."""
+    for line in text.splitlines():
+        request = line.split("#", 1)[0].strip()
+        if request and ("/" in request or "\\" in request or request.startswith((".", "~"))):
+            return True
+    return False

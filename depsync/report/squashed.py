@@ -8,6 +8,7 @@ control characters for a terminal (`markdown.clean`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from depsync.core.sync.squashed import SquashedSync, SquashScan
@@ -24,9 +25,28 @@ def repair_command(finding: SquashedSync, full: bool = False) -> str:
 
 
 def _what(finding: SquashedSync) -> str:
+    """A likely case, with its evidence: content and topology, never a commit's own date."""
     how = "squash-merged sync" if finding.kind == "squash" else "rebase-merged sync (or cherry-picks, one by one)"
     left = f"; {len(finding.left_out)} left out" if finding.left_out else ""
-    return f"a {how}: carries {len(finding.carried)} of main's {finding.eligible} commits up to {_short(finding.newest_main)}{left}"
+    return (f"likely a {how}: carries {len(finding.carried)} of main's {finding.eligible} commits up to {_short(finding.newest_main)}{left} "
+            f"(evidence: the same content at {finding.paths} path(s); those commits had landed on main before it; it is not part of main's history)")
+
+
+_DROPPED_SHOWN = 20
+
+
+def _dropped_lines(scan: SquashScan, repair: str, code: Callable[[str], str]) -> list[str]:
+    """What the repair keeps dev's version of, though main changed it: named, never dropped without a word."""
+    if not scan.dropped:
+        return [f"The repair drops nothing: every file main changed up to {_short(repair)} is on dev as main has it."] if not scan.dropped_cut else []
+    what = {"deleted": "main deleted it", "emptied": "main emptied it", "changed": "main changed it"}
+    lines = [f"The repair keeps dev's version of {len(scan.dropped)}{'+' if scan.dropped_cut else ''} file(s) main changed up to "
+             f"{_short(repair)} (a fix main made there does not reach dev; bring over what dev wants first, e.g. "
+             f"{code(f'git checkout {_short(repair)} -- PATH')} or {code('git rm PATH')} for a deletion):"]
+    lines += [f"  - {code(change.path)}: {what[change.main]}, dev has it differently" for change in scan.dropped[:_DROPPED_SHOWN]]
+    if len(scan.dropped) > _DROPPED_SHOWN:
+        lines.append(f"  - and {len(scan.dropped) - _DROPPED_SHOWN} more (the plan JSON lists them)")
+    return lines
 
 
 def _dev_commits(finding: SquashedSync) -> tuple[str, str]:
@@ -57,7 +77,8 @@ def markdown_section(scan: SquashScan, base_sha: str) -> list[str]:
     if not scan.findings:
         return []
     lines = ["### Syncs that landed on dev without main as a parent", "",
-             "These dev commits write exactly what main's commits wrote, yet main is not their parent (git does not know main was merged):", ""]
+             "These dev commits write exactly what main's commits wrote, yet main is not their parent (git does not know main was merged); "
+             "likely, not certain: dev could have written the same content itself, so check the evidence before the repair:", ""]
     for finding in scan.findings[-_SHOWN:]:
         commits, count = _dev_commits(finding)
         lines.append(f"- {markdown.code(commits)}{count} ({markdown.text(finding.subject)}, {_day(finding.time)}): {_what(finding)}")
@@ -77,8 +98,20 @@ def markdown_section(scan: SquashScan, base_sha: str) -> list[str]:
     if scan.left_out:
         lines.append(f"That also counts the {scan.left_out} commit(s) of main up to {_short(newest.newest_main)} the copy left out as merged "
                      "(listed in the plan JSON): bring over any dev wants first.")
+    lines += ["", *(line.replace("  - ", "- ", 1) for line in _dropped_lines(scan, newest.newest_main, markdown.code))]
+    lines += _cut_lines(scan)
+    return lines
+
+
+def _cut_lines(scan: SquashScan) -> list[str]:
+    """What the bounded read left out, said."""
+    lines = []
     if scan.truncated:
         lines.append(f"(Read the newest {scan.read[0]} of main's and {scan.read[1]} of dev's commits since the merge-base; older ones were not looked at.)")
+    if scan.files_cut:
+        lines.append(f"({scan.files_cut} commit(s) wrote more files than were read of them; the rest was not looked at.)")
+    if scan.dropped_cut:
+        lines.append("(The comparison of what the repair drops reached its bound: the list is incomplete.)")
     return lines
 
 
@@ -105,8 +138,8 @@ def warning_lines(scan: SquashScan, base_sha: str) -> list[str]:
     lines.append(f"  each sync merges main's changes since {_short(base_sha)} again (the same conflicts) and dev's history reads main's values as dev's own;")
     left = f"; it counts the {scan.left_out} commit(s) of main the copy left out as merged too" if scan.left_out else ""
     lines.append(f"  repair: merge sync PRs with a merge commit; to record main as merged once, on dev: {repair_command(newest)} (dev's files unchanged{left})")
-    if scan.truncated:
-        lines.append(f"  (read the newest {scan.read[0]} of main's and {scan.read[1]} of dev's commits since the merge-base)")
+    lines += [f"  {markdown.clean(line.strip())}" for line in _dropped_lines(scan, newest.newest_main, lambda text: text)]
+    lines += [f"  {line}" for line in _cut_lines(scan)]
     return lines
 
 
@@ -116,6 +149,9 @@ def to_json(scan: SquashScan, base_sha: str) -> dict[str, Any]:
         "truncated": scan.truncated,
         "commits_read": {"main": scan.read[0], "dev": scan.read[1]},
         "error": scan.error or None,
+        "files_cut": scan.files_cut,
+        "dropped_by_repair": [{"path": change.path, "main": change.main} for change in scan.dropped],
+        "dropped_cut": scan.dropped_cut,
         "findings": [
             {
                 "kind": f.kind,
@@ -126,6 +162,7 @@ def to_json(scan: SquashScan, base_sha: str) -> dict[str, Any]:
                 "left_out": list(f.left_out),
                 "eligible": f.eligible,
                 "newest_main": f.newest_main,
+                "paths": f.paths,
                 "repair": repair_command(f, full=True),
             }
             for f in scan.findings

@@ -2,7 +2,9 @@
 
 `DEPSYNC_FAULT=<point>:<kind>` makes the named point fail: kind `error` (an I/O error),
 `disk-full` (ENOSPC), `interrupt` (as if Ctrl-C arrived there) or `sigterm`/`sighup`/`sigint`
-(a real signal sent to this process, handled by depsync.shell.signals). Unset, a point costs
+(a real signal sent to this process, handled by depsync.shell.signals) or `wait=FILE` (create
+FILE.reached, wait until FILE exists, then fail with an I/O error when FILE says `error`: two
+processes made to overlap at a known point). Unset, a point costs
 one dictionary lookup. The tests drive every command through every point and check that
 nothing was left half-done.
 """
@@ -42,6 +44,21 @@ def point(name: str) -> None:
 
         os.kill(os.getpid(), getattr(signal, kind.upper()))
         return
+    if kind.startswith("wait="):
+        _wait(kind.removeprefix("wait="), name)
+        return
     if kind == "disk-full":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"<{name}>")
     raise OSError(errno.EIO, f"injected fault at {name}", f"<{name}>")
+
+
+def _wait(path: str, name: str) -> None:
+    import time
+
+    open(path + ".reached", "w").close()
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open(path) as released:
+        if released.read().strip() == "error":
+            raise OSError(errno.EIO, f"injected fault at {name}", f"<{name}>")

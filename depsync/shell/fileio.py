@@ -85,13 +85,29 @@ class Snapshot:
 
     def __init__(self, root: Path, paths: list[str], extra: list[Path] = ()) -> None:  # type: ignore[assignment]
         self.saved: dict[Path, bytes | None] = {}
+        self.extra = set(extra)
+        self.wrote: dict[Path, bytes | None] = {}  # what this run wrote (None: removed), recorded before writing
         for file in [confined(root, relative) for relative in paths] + list(extra):
             self.saved[file] = file.read_bytes() if file.is_file() else None
+
+    def writing(self, file: Path, data: bytes | None) -> None:
+        """Say what this run is about to write at file: only that is undone by restore."""
+        self.wrote[file] = data
+
+    def _ours(self, file: Path) -> bool:
+        """The file holds what this run wrote (or was never written through `writing`: the old
+        rule, for callers that do not say): a file someone else changed since is theirs."""
+        if file not in self.wrote or file in self.extra:
+            return not self.wrote or file in self.extra
+        current = file.read_bytes() if file.is_file() else None
+        return current == self.wrote[file]
 
     def restore(self) -> None:
         # a second signal must not cut the rollback in half
         with signals.deferred():
             for file, data in self.saved.items():
+                if not self._ours(file):
+                    continue  # never written by this run, or changed by someone else since: not ours to undo
                 if data is None:
                     file.unlink(missing_ok=True)
                 elif not file.is_file() or file.read_bytes() != data:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -236,36 +237,92 @@ def path_history(root: Path, rev: str, path: str) -> list[PathChange]:
 
 
 def commit_writes(root: Path, exclude: str, tip: str, *, first_parent: bool = False, since: int | None = None,
-                  max_count: int = 5000) -> tuple[list[HistoryCommit], bool]:
-    """The non-merge commits reachable from tip and not from exclude (first-parent only when asked,
-    stopping at the first older than `since`), newest first, each with the blob it wrote per
-    path (gitlinks left out), and whether max_count cut the list: one `git log --raw -z`."""
+                  max_count: int = 5000, max_files: int = 1000, max_paths: int = 300_000,
+                  keep: Callable[[str, str | None], bool] | None = None) -> tuple[list[HistoryCommit], bool]:
+    """The commits reachable from tip and not from exclude, merges included (first-parent only
+    when asked, stopping at the first older than `since`), newest first, each with the blob it
+    wrote per path (gitlinks left out; the paths `keep` refuses dropped while reading), and
+    whether a bound cut the list: one `git log --raw -z`, read as it comes (core/sync/raw_log.py).
+
+    Bounded three ways: max_count commits, max_files paths read of one commit (the rest counted
+    in its `files_cut`), and max_paths kept over all commits (the read stops there)."""
+    from depsync.core.sync.raw_log import FORMAT, RawLogReader
+
     require_ref(exclude)
     require_ref(tip)
-    args = ["log", "--no-merges", "--raw", "--no-abbrev", "--no-renames", "-z", "--format=%x1e%H%x1f%ct%x1f%s", f"--max-count={max_count + 1}"]
+    args = ["log", "--raw", "--no-abbrev", "--no-renames", "-z", FORMAT, f"--max-count={max_count + 1}"]
     args += ["--first-parent"] if first_parent else ["--topo-order"]
     args += [f"--since=@{since}"] if since is not None else []
-    result = _git(root, *args, "--end-of-options", tip, f"^{exclude}")
+    reader = RawLogReader(max_files, keep)
     commits: list[HistoryCommit] = []
-    changes: dict[str, str | None] = {}
-    pending: tuple[str, bool] | None = None  # a raw line's (new blob, is a gitlink), its path next
-    for token in result.stdout.decode(errors="replace").split("\0"):
-        if pending is not None:
-            if not pending[1]:
-                changes[token] = None if pending[0].strip("0") == "" else pending[0]
-            pending = None
-            continue
-        token = token.removeprefix("\n")
-        if token.startswith("\x1e"):  # a header; a subject cannot hold a NUL, so it ends here
-            sha, _, rest = token[1:].partition("\x1f")
-            when, _, subject = rest.partition("\x1f")
-            changes = {}
-            commits.append(HistoryCommit(sha, int(when or 0), subject, changes))
-        elif token.startswith(":"):
-            fields = token[1:].split()
-            if len(fields) >= 4:
-                pending = (fields[3], "160000" in (fields[0], fields[1]))
-    return commits[:max_count], len(commits) > max_count
+    kept = 0
+    cut = False
+
+    def take(commit: HistoryCommit) -> bool:
+        nonlocal kept, cut
+        if len(commits) == max_count or kept + len(commit.changes) > max_paths:
+            cut = True
+            return False
+        commits.append(commit)
+        kept += len(commit.changes)
+        return True
+
+    def consume(chunk: bytes) -> bool:
+        return all(take(commit) for commit in reader.feed(chunk))
+
+    try:
+        status, errors = process.read_chunks(["git", "-C", str(root), *args, "--end-of-options", tip, f"^{exclude}"], consume)
+    except FileNotFoundError:
+        raise DepsyncError("git is not installed (needed for --ref and protected paths)") from None
+    if status is not None:
+        if status != 0:
+            message = errors.decode(errors="replace").strip().splitlines()[-1:]
+            raise DepsyncError(f"git log: {redact(message[0]) if message else 'failed'}")
+        for commit in reader.close():
+            if not take(commit):
+                break
+    return commits, cut
+
+
+def raw_diff(root: Path, old: str, new: str, *, max_paths: int = 20_000,
+             keep: Callable[[str], bool] | None = None) -> tuple[dict[str, str | None], bool]:
+    """{path: new's blob, None when new has no file there} of the files that differ between two
+    commits (gitlinks left out; paths `keep` refuses dropped while reading), and whether
+    max_paths cut it: one `git diff --raw -z`, read as it comes."""
+    require_ref(old)
+    require_ref(new)
+    found: dict[str, str | None] = {}
+    rest = b""
+    pending: tuple[str, bool] | None = None
+    cut = False
+
+    def consume(chunk: bytes) -> bool:
+        nonlocal rest, pending, cut
+        data = rest + chunk
+        start = 0
+        while (end := data.find(b"\0", start)) >= 0:
+            token = data[start:end].decode(errors="replace")
+            start = end + 1
+            if pending is not None:
+                blob, gitlink = pending
+                pending = None
+                if not gitlink and (keep is None or keep(token)):
+                    if len(found) == max_paths:
+                        cut = True
+                        return False
+                    found[token] = None if blob.strip("0") == "" else blob
+            elif token.startswith(":"):
+                fields = token[1:].split()
+                if len(fields) >= 4:
+                    pending = (fields[3], "160000" in (fields[0], fields[1]))
+        rest = data[start:][:65536]
+        return True
+
+    status, errors = process.read_chunks(["git", "-C", str(root), "diff", "--raw", "--no-abbrev", "--no-renames", "-z", "--end-of-options", old, new, "--"], consume)
+    if status not in (None, 0):
+        message = errors.decode(errors="replace").strip().splitlines()[-1:]
+        raise DepsyncError(f"git diff: {redact(message[0]) if message else 'failed'}")
+    return found, cut
 
 
 def describe_ref(root: Path, commit: str) -> str:

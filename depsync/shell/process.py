@@ -169,6 +169,44 @@ def stream(
     return status
 
 
+def read_chunks(argv: Sequence[str], consume: Callable[[bytes], bool], *, cwd: Path | str | None = None,
+                max_stderr: int = 65536) -> tuple[int | None, bytes]:
+    """Hand the child's stdout to consume in chunks as it comes, never whole (a `git log --raw` of
+    thousands of commits is gigabytes). consume returning False stops the read and kills the
+    child's group. Returns (exit status, None when stopped; the tail of stderr)."""
+    with signals.deferred():  # a signal between fork and here would lose track of the child
+        child = subprocess.Popen(
+            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+    tail = bytearray()
+
+    def drain() -> None:  # stderr read on the side: a child blocked on a full stderr pipe never ends stdout
+        assert child.stderr is not None
+        while piece := os.read(child.stderr.fileno(), 65536):
+            tail.extend(piece)
+            del tail[: max(0, len(tail) - max_stderr)]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    status: int | None = None
+    try:
+        assert child.stdout is not None
+        descriptor = child.stdout.fileno()
+        while piece := os.read(descriptor, 1 << 20):
+            if not consume(piece):
+                break
+        else:
+            status = child.wait()
+    finally:
+        if child.poll() is None:
+            kill_group(child)
+        reader.join(timeout=5)
+        for pipe in (child.stdout, child.stderr):
+            if pipe is not None:
+                pipe.close()
+    return status, bytes(tail)
+
+
 def kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
     """Kill a child started with start_new_session=True and everything it started, and reap it."""
     with signals.deferred():

@@ -127,13 +127,13 @@ def uv_binary(version: str) -> Path:
 
 
 def stream_uv(args: list[str], project: Path, version: str | None, timeout: float, on_line: Callable[[str], None] | None = None, transform: Callable[[str], str] | None = None,
-              extra_env: Mapping[str, str] | None = None) -> UvResult:
+              extra_env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None) -> UvResult:
     """Run uv with its output (stderr and stdout, in order) handed to on_line as it comes, each
     line rewritten by transform and masked. The child gets its own process group, killed with
     everything it started on a timeout, an error or a handled signal."""
     argv, used = pinned_uv(version, "uv not found on PATH: the local runner runs uv on this machine; install it (`pip install uv`) or use --runner docker")
     # uv writes to a pipe that depsync passes on line by line: it must not wrap to a width
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env = {k: v for k, v in (os.environ if base_env is None else base_env).items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"
     env.update(extra_env or {})
     lines = Tail()  # bounded: a backend flooding stderr costs no memory

@@ -4,7 +4,9 @@ Used before a static `lock-stale` error is reported (check, reconcile's closing 
 `confirm_stale`) and by `check --deep`.
 The copy holds only what uv reads to validate a lock without building anything: every
 pyproject.toml, uv.lock and uv.toml under the project (virtual environments, git metadata and
-caches skipped, symlinks not followed). uv runs with `--no-build`, so no build backend from the
+caches skipped, symlinks not followed), and the manifest of every workspace member the root
+names wherever it is inside the project (under a skipped directory, behind a link that stays
+inside); a member outside the project gives no verdict, never a silent "fresh". uv runs with `--no-build`, so no build backend from the
 repository ever runs: a project whose metadata only a build can tell gets no verdict from uv
 here, and keeps depsync's static one. Nor does an interpreter the tree names: uv executes the
 path a `.python-version` holds (`--no-build` does not stop interpreter discovery), so neither
@@ -101,6 +103,38 @@ def copy_skeleton(root: Path, dest: Path) -> int:
             copied += 1
             if copied > _MAX_COPIED:
                 raise DepsyncError(f"more than {_MAX_COPIED} pyproject.toml/uv.lock files under {root}")
+    return copied + _copy_members(root, dest)
+
+
+def _copy_members(root: Path, dest: Path) -> int:
+    """The manifests of every member the workspace names that the walk left out (under a
+    directory it skips, `venv/` or `node_modules/`, or behind a symlink that stays inside the
+    project): uv in the checkout reads them, so uv in the copy must too, or it accepts a lock
+    that lacks them. A member that resolves outside the project is an error, never left out."""
+    import tomllib
+
+    from depsync.shell.members import named_members
+
+    try:
+        workspace = tomllib.loads((root / "pyproject.toml").read_text()).get("tool", {}).get("uv", {}).get("workspace", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return 0
+    if not isinstance(workspace, dict):
+        return 0
+    members, outside = named_members(str(root), list(workspace.get("members", []) or []), list(workspace.get("exclude", []) or []))
+    if outside:
+        raise DepsyncError(f"workspace member {outside[0]} resolves outside the project: not copied for uv")
+    copied = 0
+    for relative in members:
+        target = dest / relative / "pyproject.toml"
+        if os.path.lexists(target):
+            continue
+        source = root / relative / "pyproject.toml"
+        if os.path.islink(source) or not source.is_file():
+            continue  # the manifest itself a link: never followed (the static model refuses it too)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        copied += 1
     return copied
 
 

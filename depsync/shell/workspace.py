@@ -188,7 +188,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     return CheckInputs(
         config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "",
         files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
-        dockerfile_scan_stopped=scan_stopped,
+        dockerfile_scan_stopped=scan_stopped, workspace_members_outside=files.members_outside,
     )
 
 
@@ -233,15 +233,13 @@ class UvProjectFiles:
     local_projects: dict[str, Pyproject]
     workspace_members: frozenset[str] | None  # from the work tree only: None at a ref
     uv_settings: UvSettings | None
+    members_outside: tuple[str, ...] = ()  # members that resolve outside the project (not read)
 
 
 def uv_project_files(reader: FileReader, config: Config, pyproject: Pyproject, lock: Lock | None) -> UvProjectFiles:
     """One reading of them for check, reconcile's closing check and guard."""
-    return UvProjectFiles(
-        _local_projects(reader, lock) if lock else {},
-        _workspace_members(reader.root, pyproject) if reader.ref is None else None,
-        uv_settings_file(reader, config, pyproject),
-    )
+    members, outside = _workspace_members(reader.root, pyproject) if reader.ref is None else (None, ())
+    return UvProjectFiles(_local_projects(reader, lock) if lock else {}, members, uv_settings_file(reader, config, pyproject), outside)
 
 
 def uv_settings_candidates(config: Config, pyproject: Pyproject) -> list[str]:
@@ -291,28 +289,21 @@ def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
     return out
 
 
-def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | None:
-    """Names of the workspace members on disk, root included; None without [tool.uv.workspace]."""
-    import fnmatch
+def _workspace_members(root: Path, pyproject: Pyproject) -> tuple[frozenset[str] | None, tuple[str, ...]]:
+    """(names of the workspace members on disk, root included, None without [tool.uv.workspace];
+    the members that resolve outside the project, by path: uv reads them, depsync does not)."""
+    from depsync.shell.members import named_members
 
     workspace = pyproject.uv.get("workspace")
     if not isinstance(workspace, dict):
-        return None
-    excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
+        return None, ()
     names = {pyproject.name} if pyproject.name else set()
-    for pattern in workspace.get("members", []):
-        for relative, has_pyproject in member_directories(str(root), str(pattern)):
-            directory = root / relative
-            if not inside(directory, root):  # `members = ["../*"]`: outside the project, not read
-                continue
-            if any(fnmatch.fnmatch(relative, e) for e in excluded) or not has_pyproject:
-                continue
-            if not inside(directory / "pyproject.toml", root):
-                continue
-            member = Pyproject.from_text((directory / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
-            if member.name:
-                names.add(member.name)
-    return frozenset(names)
+    members, outside = named_members(str(root), list(workspace.get("members", [])), list(workspace.get("exclude", [])))
+    for relative in members:
+        member = Pyproject.from_text((root / relative / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
+        if member.name:
+            names.add(member.name)
+    return frozenset(names), tuple(outside)
 
 
 def _protected(

@@ -143,3 +143,24 @@ def test_deep_runs_a_cached_pinned_uv_offline(material: LocalMaterial, tmp_path:
     assert result.returncode in (0, 1, 2)
     assert "uv 0.7.2" in result.stdout + result.stderr or result.returncode == 0
     assert proxy.connections == []
+
+
+def test_deep_runs_build_backends_in_a_work_copy_never_in_the_checkout(material: LocalMaterial, tmp_path: Path) -> None:
+    """A path package whose metadata only its build backend can tell, and a backend that writes
+    a file into the directory it runs in: `check --deep` leaves the checkout as it was."""
+    from uvprojects import FAKE_BACKEND_SOURCE, FAKE_BACKEND_TOML
+
+    trap = FAKE_BACKEND_SOURCE.replace("def _metadata():\n", "def _metadata():\n    open('WRITTEN-BY-BACKEND', 'w').close()\n", 1)
+    helper = ('[project]\nname = "helper"\ndynamic = ["version", "dependencies"]\nrequires-python = ">=3.10"\n\n[tool.fakebackend]\nversion = "1.0"\ndependencies = ["alpha"]\n\n'
+              + FAKE_BACKEND_TOML)
+    text = project_text(material, "helper") + '\n[tool.uv.sources]\nhelper = { path = "helper" }\n'
+    project = write_project(tmp_path / "deep", text, {"helper/pyproject.toml": helper, "helper/_backend/fakebackend.py": trap})
+    lock_project(project, material.env)
+    (project / "helper" / "WRITTEN-BY-BACKEND").unlink()  # uv lock itself ran the backend here
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*") if "__pycache__" not in p.parts)
+    env = dict(material.env, UV_CACHE_DIR=str(tmp_path / "fresh-uv-cache"))  # nothing cached: uv must build
+    result = depsync(project, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    after = sorted(str(p.relative_to(project)) for p in project.rglob("*") if "__pycache__" not in p.parts)
+    assert after == before  # no WRITTEN-BY-BACKEND, nothing else either
+    assert not list(tmp_path.glob(".deep.depsync-*"))  # and the work copy is gone

@@ -252,3 +252,48 @@ def test_guard_pre_push_takes_no_refs(small_repo: Path, args: tuple[str, ...]) -
     result = depsync(small_repo, "guard", *args)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "--pre-push takes the commits from what git pushes" in result.stderr
+
+
+def _main_takes_devs_lock_and_a_feature_branch_relocks(repo: Path, material: LocalMaterial, main_uv: str) -> None:
+    """main's uv.lock made equal to dev's (and main pins uv `main_uv`); `feature`, made from
+    dev, changes alpha and relocks; then `git merge main` on `feature`."""
+    prepare(repo)
+    git(repo, "checkout", "-q", "dev")
+    (repo / "docker").mkdir(exist_ok=True)
+    (repo / "docker/Dockerfile.ci.dev").write_text("FROM debian\nARG UV_VERSION=0.13.9\nRUN uv sync --locked\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "dev: CI Dockerfile")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "dev", "--", "uv.lock")
+    (repo / "docker").mkdir(exist_ok=True)
+    (repo / "docker/Dockerfile.ci.dev").write_text(f"FROM debian\nARG UV_VERSION={main_uv}\nRUN uv sync --locked\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "main: dev's lock, another uv")
+    git(repo, "checkout", "-q", "-B", "feature", "dev")
+    _conflicting_alpha(repo, {"feature": '"alpha>=1.0"'}, material)
+    git(repo, "checkout", "-q", "feature")
+
+
+def test_the_owner_side_is_devs_line_even_when_mains_lock_equals_devs(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """main's lock is byte for byte dev's: that does not make main the owner side. The feature
+    branch (made from dev) keeps its own lock, the one it relocked."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    _main_takes_devs_lock_and_a_feature_branch_relocks(repo, material, "0.13.9")
+    feature_lock = show(repo, "feature:uv.lock")
+    assert show(repo, "main:uv.lock") == show(repo, "dev:uv.lock") != feature_lock
+    assert depsync(repo, "install").returncode == 0
+    result = merge(repo, "main", env)
+    assert "uv.lock: took the lock of `feature` (the dev side)" in result.stderr, result.stderr
+    assert "the lock of `main`" not in result.stderr
+    assert (repo / "uv.lock").read_bytes() == feature_lock
+
+
+def test_the_relock_runs_the_uv_devs_files_pin_never_mains(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """main pins another uv in its Dockerfile and has dev's lock: the relocking driver still
+    runs the uv the feature branch's (dev's) Dockerfile pins, never main's choice."""
+    repo, env = small_repo, without_depsync(env_for(material), tmp_path)
+    _main_takes_devs_lock_and_a_feature_branch_relocks(repo, material, "0.9.99")
+    assert depsync(repo, "install", "--relock").returncode == 0
+    result = merge(repo, "main", env)
+    assert "uv.lock: relocked the lock of `feature` with uv 0.13.9" in result.stderr, result.stderr
+    assert "0.9.99" not in result.stderr

@@ -4,8 +4,10 @@ Real git (and real uv for the relock before guard)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import env_for, git, write_files
@@ -129,3 +131,61 @@ def test_guard_warns_of_a_squashed_sync_and_passes(small_repo: Path, material: L
     assert "warning: dev carries main's commits without main as a parent" in guarded.stderr
     assert squash in guarded.stderr and "a squash-merged sync: carries 4 of main's 4 commits" in guarded.stderr
     assert "git merge -s ours" in guarded.stderr and "<img src=x onerror=alert(1)> @team" in guarded.stderr  # plain text: no Markdown escapes
+
+
+def _dated(repo: Path, when: int, *args: str) -> str:
+    """git with both dates set: what any commit author can write."""
+    stamp = f"@{when} +0000"
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.invalid", GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True).stdout.strip()
+
+
+def test_mains_back_dated_copies_of_dev_work_are_not_a_squashed_sync(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """A main PR copies two files dev wrote, its commits dated a month before dev's, and lands
+    with a merge commit after dev's: no 'squash-merged sync', no `git merge -s ours` advice."""
+    repo = small_repo
+    t0 = int(time.time()) + 86400
+    git(repo, "checkout", "-q", "dev")
+    write_files(repo, {"lib/a.py": "A = 'dev'\n", "lib/b.py": "B = 'dev'\n"})
+    git(repo, "add", "-A")
+    _dated(repo, t0, "commit", "-qm", "dev: two modules")
+    git(repo, "checkout", "-q", "-b", "copy", "main")
+    for name in ("a", "b"):
+        git(repo, "checkout", "-q", "dev", "--", f"lib/{name}.py")
+        _dated(repo, t0 - 30 * 86400, "commit", "-qm", f"main: lib/{name}.py")
+    git(repo, "checkout", "-q", "main")
+    _dated(repo, t0 + 3600, "merge", "-q", "--no-ff", "copy", "-m", "Merge pull request #9 from someone/copy")
+    git(repo, "checkout", "-q", "-B", "sync", "dev")
+    squashed, summary = _reconcile(repo, material, tmp_path)
+    assert squashed["findings"] == [] and "git merge -s ours" not in summary
+
+
+def test_the_repair_names_what_it_drops_a_deletion_and_an_emptied_file(small_repo: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """main deletes one file and empties another between the commits a squash carries (no blob of
+    theirs is evidence); the squashed sync kept dev's copies: `git merge -s ours` would keep them
+    for good, so the report lists both."""
+    repo = small_repo
+    git(repo, "checkout", "-q", "main")
+    write_files(repo, {"old.py": "OLD = 1\n", "cfg.py": "DEBUG = True\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "main: old.py, cfg.py")
+    git(repo, "checkout", "-q", "dev")
+    git(repo, "merge", "-q", "-X", "ours", "main", "-m", "sync main into dev (merge commit)")
+    _main_commits(repo, FILES[:2], "v1")
+    git(repo, "rm", "-q", "old.py")
+    (repo / "cfg.py").write_text("")
+    git(repo, "commit", "-qam", "main: remove old.py, empty cfg.py (the fix)")
+    _main_commits(repo, FILES[2:], "v1")
+    git(repo, "checkout", "-q", "dev")
+    git(repo, "merge", "-q", "--squash", "main")
+    git(repo, "checkout", "-q", "HEAD", "--", "old.py", "cfg.py")  # the sync PR kept dev's copies
+    git(repo, "commit", "-qm", "Sync main into dev (#13)")
+    git(repo, "checkout", "-q", "-B", "sync", "dev")
+    squashed, summary = _reconcile(repo, material, tmp_path)
+    [finding] = squashed["findings"]
+    assert finding["newest_main"] == git(repo, "rev-parse", "main") and finding["left_out"] == [] and finding["paths"] == 4
+    assert squashed["dropped_by_repair"] == [{"path": "cfg.py", "main": "emptied"}, {"path": "old.py", "main": "deleted"}]
+    assert "likely a squash-merged sync" in summary and "evidence: the same content at 4 path(s)" in summary
+    assert "The repair keeps dev's version of 2 file(s)" in summary
+    assert "- `cfg.py`: main emptied it, dev has it differently" in summary and "- `old.py`: main deleted it" in summary

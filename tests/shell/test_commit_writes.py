@@ -34,3 +34,34 @@ def test_blobs_deletions_odd_paths_and_subjects(tmp_path: Path) -> None:
     assert second.sha == git(repo, "rev-parse", "HEAD~1") and "separator" in second.subject
     capped, cut = shell_git.commit_writes(repo, base, "HEAD", max_count=1)
     assert cut and [c.subject for c in capped] == ["empty"]
+
+
+def test_the_read_is_bounded_per_commit_and_over_all_and_says_so(tmp_path: Path) -> None:
+    """Read as it comes: a commit's paths past max_files are counted, not kept; the read stops
+    at max_paths kept; a merge is read with its parents (its landing time is evidence)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_files(repo, {"README": "base\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    for round_ in range(3):
+        write_files(repo, {f"d/f{i}.txt": f"{round_}-{i}\n" for i in range(40)})
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"forty files, round {round_}")
+    git(repo, "checkout", "-q", "-b", "side", base)
+    write_files(repo, {"side.txt": "s\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "side", "-m", "merge side")
+    commits, cut = shell_git.commit_writes(repo, base, "HEAD", max_files=25)
+    assert not cut and commits[0].parents == (git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "side"))
+    assert commits[0].changes == {}  # a merge's raw diff is not read: its parents say what it merged
+    forty = [c for c in commits if c.subject.startswith("forty")]
+    assert [(len(c.changes), c.files_cut) for c in forty] == [(25, 15)] * 3
+    capped, cut = shell_git.commit_writes(repo, base, "HEAD", max_files=25, max_paths=60)
+    assert cut and len(capped) < len(commits) and sum(len(c.changes) for c in capped) <= 60
+    only, _ = shell_git.commit_writes(repo, base, "HEAD", keep=lambda path, blob: path == "d/f7.txt")
+    assert [list(c.changes) for c in only if c.subject.startswith("forty")] == [["d/f7.txt"]] * 3

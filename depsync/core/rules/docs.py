@@ -94,6 +94,14 @@ DOCS: dict[str, RuleDoc] = {
         example="# pyproject.toml: dependencies = [\"alpha>=2\"]\n# uv.lock, [package.metadata]: requires-dist = [{ name = \"alpha\", specifier = \">=1\" }]",
         fix="Run `depsync lock` (uv lock inside the CI image, with the uv version the Dockerfile pins) and commit uv.lock. Never edit uv.lock by hand.",
     ),
+    "workspace-member-outside": RuleDoc(
+        why="uv follows `[tool.uv.workspace] members` wherever they lead: through a symlink, or to `../`. depsync reads nothing outside "
+        "the project (a work tree's link could point anywhere), so it cannot tell whether the lock records such a member as uv would: "
+        "rather than a silent pass, this error. A member inside the project is always read, also under `venv/`, `node_modules/` or "
+        "`.tox/` and behind a link that stays inside.",
+        example='[tool.uv.workspace]\nmembers = ["packages/*"]\n# packages/tool -> /home/me/src/tool (a symlink out of the checkout)',
+        fix="Move the member into the project, point the link inside it, or list it in `[tool.uv.workspace] exclude`.",
+    ),
     "static-model-disagrees": RuleDoc(
         why="`check` confirms a static `lock-stale` verdict with a real uv before reporting it as an error (a false red check in PR CI "
         "costs more than a late one). When `uv lock --check --offline` accepts the lock, uv's word wins: the finding shows both answers "

@@ -278,6 +278,20 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
     yield from findings
+    yield from _members_outside(inputs)
+
+
+def _members_outside(inputs: CheckInputs) -> Iterator[Finding]:
+    """A member uv reads that depsync does not (a symlink out of the project, `../`): never a
+    silent pass, the lock's freshness for it is unknown."""
+    from depsync.core.rules.registry import RULES
+
+    for path in inputs.workspace_members_outside:
+        yield RULES["workspace-member-outside"].finding(
+            inputs.config.pyproject, inputs.pyproject.lines.table("tool.uv.workspace"),
+            f"workspace member {path} resolves outside the project (a symlink or `../`): uv reads it, depsync does not, so the lock is not checked against it",
+            "move the member into the project (or make the link point inside it), or exclude it in [tool.uv.workspace] exclude",
+        )
 
 
 def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
@@ -286,6 +300,8 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
     stale = _Stale(root, lock)
     members = inputs.workspace_members
     recorded_members = lock.manifest.get("members")
+    if recorded_members is None and members is not None and root.name and any(p.name == canonicalize_name(root.name) and p.source.value == "." for p in lock.packages):
+        recorded_members = [root.name]  # uv writes [manifest] members only for more than one: none is the root alone
     if members is not None and recorded_members is not None:
         recorded = frozenset(canonicalize_name(m) for m in recorded_members)
         if recorded != members:

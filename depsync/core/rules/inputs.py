@@ -55,6 +55,8 @@ class CheckInputs:
     # `uv sync` flags are the ones held against the image); None: the image rules do not run
     image: ImageEnv | None = None
     image_dockerfile: str | None = None
+    # workspace members that resolve outside the project (a symlink out, `../`): uv reads them, depsync does not
+    workspace_members_outside: tuple[str, ...] = ()
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

@@ -37,6 +37,7 @@ RULES: dict[str, Rule] = {
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
         Rule("docker-unparsed", _W, "a Dockerfile found in the project runs uv but does not parse, or is past depsync's bounds, so it was not checked"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
+        Rule("workspace-member-outside", _E, "a workspace member resolves outside the project (a symlink out, `../`): uv reads it, depsync cannot check the lock against it"),
         Rule("static-model-disagrees", _W, "depsync's static model called uv.lock stale, but a real `uv lock --check --offline` accepts it"),
         Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source"),
         Rule("uv-version-mismatch", _E, "the uv the Dockerfile pins is outside `[tool.uv] required-version`"),

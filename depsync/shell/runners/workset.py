@@ -54,6 +54,7 @@ class WorkSet:
     minimal: bool
     reason: str
     self_contained: bool = False  # every path source and local index is inside the project
+    members: tuple[str, ...] = ()  # the workspace members: always in the copy, wherever they are
 
     def fingerprint(self, project: Path) -> str:
         """The bytes uv reads in a minimal run (manifests and lock), for remembering its outcome."""
@@ -157,21 +158,25 @@ def _builds(data: dict[str, Any]) -> bool:
 
 
 def _members(project: Path, root_data: dict[str, Any]) -> list[str]:
-    """The workspace members the root names (globs, minus excluded), relative to project."""
-    import glob
+    """The workspace members the root names (globs, minus excluded), relative to project, as uv
+    reads them: under `venv/` or `node_modules/` too, and through a symlink that stays inside
+    the project. One that resolves outside it is an error: uv would read it, the copy cannot."""
+    from depsync.shell.members import named_members
 
     workspace = root_data.get("tool", {}).get("uv", {}).get("workspace", {})
     if not isinstance(workspace, dict) or not isinstance(workspace.get("members", []), list):
         return []
-    excluded = {m for pattern in workspace.get("exclude", []) if isinstance(pattern, str) for m in glob.glob(pattern, root_dir=project)}
-    found: list[str] = []
-    for pattern in workspace.get("members", []):
-        if isinstance(pattern, str):
-            for member in sorted(glob.glob(pattern, root_dir=project)):
-                inside = _inside(project, project / member)
-                if inside and member not in excluded and (project / inside / "pyproject.toml").is_file():
-                    found.append(inside)
-    return found
+    excludes = workspace.get("exclude", [])
+    members, outside = named_members(str(project), workspace.get("members", []), excludes if isinstance(excludes, list) else [])
+    if outside:
+        raise DepsyncError(f"workspace member {outside[0]} resolves outside the project (a symlink or `../`): uv would read it, "
+                           "a work copy cannot hold it; move it into the project or exclude it")
+    return members
+
+
+def _linked(project: Path, relative: str) -> bool:
+    """Whether the path reaches its directory through a symlink (inside the project: checked before)."""
+    return os.path.realpath(project / relative) != os.path.join(os.path.realpath(project), relative)
 
 
 def reachable(project: Path) -> tuple[dict[str, bool], set[str], set[str], bool]:
@@ -228,12 +233,16 @@ def work_set(project: Path, minimal: bool) -> WorkSet:
     building = {p for p, builds in packages.items() if builds and not (minimal and p in members)}
     # git is asked only when a directory's content is copied (manifests are named, not listed)
     found = git_files(project) if building or indexes or not minimal else []
+    named = tuple(sorted(m for m in members if m))
     if found is None and not minimal:
-        return WorkSet(None, (), False, "not a git work tree: the whole tree")
+        return WorkSet(None, (), False, "not a git work tree: the whole tree", members=named)
     known = found or []  # outside git, a minimal run copies those directories whole
     wanted: set[str] = {name for name in _ROOT_MANIFESTS if os.path.lexists(project / name)}
     whole: set[str] = set()
     for package in packages:
+        if package and _linked(project, package):
+            whole.add(package)  # behind a link inside the project: copied as a directory, through the link
+            continue
         if package and package in building and not any(_under(name, package) for name in known):
             whole.add(package)  # a package git ignores that uv builds: uv reads it all the same
             continue
@@ -251,7 +260,7 @@ def work_set(project: Path, minimal: bool) -> WorkSet:
     wanted = {name for name in wanted if not any(_under(name, directory) for directory in whole)}
     what = f"{'minimal' if minimal else 'full'}: manifests, local indexes and the sources of {len(building)} package(s) uv builds"
     counted = f"{len(wanted)} of {len(known)} files git knows" if found else f"{len(wanted)} files named"
-    return WorkSet(tuple(sorted(wanted)), tuple(sorted(whole)), minimal, f"{what}: {counted}", contained)
+    return WorkSet(tuple(sorted(wanted)), tuple(sorted(whole)), minimal, f"{what}: {counted}", contained, named)
 
 
 # what uv looks for in the directories above a project (workspace root, settings, interpreter pin)
@@ -293,11 +302,20 @@ def resolves(args: list[str]) -> bool:
 def copy_work_set(project: Path, destination: Path, selection: WorkSet) -> Path:
     """Copy the selected files (symlinks stay symlinks, never followed) and directories into
     destination. A selected path whose parent is, in the work tree, a link out of the project
-    is left out: git listed it before the directory became a link."""
+    is left out: git listed it before the directory became a link; a link inside the project
+    (a workspace member behind one) becomes a real directory with the target's files."""
     from depsync.shell.runners.workcopy import _Copier, copy_project
 
     if selection.files is None:
-        return copy_project(project, destination)
+        copy_project(project, destination)
+        for member in selection.members:  # the whole tree's copy skips venv/, node_modules/... and copies links as links
+            target = destination / member
+            if not os.path.lexists(target / "pyproject.toml") and not os.path.lexists(target):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                parent, top = os.path.realpath(target.parent), os.path.realpath(destination)
+                if parent == top or parent.startswith(top + os.sep):  # never through a copied link
+                    copy_project(Path(os.path.realpath(project / member)), target)
+        return destination
     copier = _Copier()
     destination.mkdir(parents=True, exist_ok=True)
     real_project = os.path.realpath(project)
@@ -313,7 +331,8 @@ def copy_work_set(project: Path, destination: Path, selection: WorkSet) -> Path:
             source = os.path.join(project, parent)
             real = os.path.realpath(source)
             info = os.lstat(source) if os.path.lexists(source) else None
-            ok = info is not None and os.path.isdir(source) and not os.path.islink(source) and (real == real_project or real.startswith(real_project + os.sep))
+            # a link that stays inside the project (a workspace member behind one): a real directory in the copy
+            ok = info is not None and os.path.isdir(source) and (real == real_project or real.startswith(real_project + os.sep))
             if ok:
                 os.mkdir(os.path.join(destination, parent), 0o700)
                 directories.append((source, os.path.join(destination, parent)))
@@ -335,8 +354,10 @@ def copy_work_set(project: Path, destination: Path, selection: WorkSet) -> Path:
         elif stat.S_ISDIR(info.st_mode):  # a submodule
             copy_project(Path(source), Path(target))
     for relative in selection.whole:
-        if parent_ready(relative) and not os.path.lexists(os.path.join(destination, relative)) and os.path.isdir(os.path.join(project, relative)) and not os.path.islink(os.path.join(project, relative)):
-            copy_project(project / relative, destination / relative)
+        source = os.path.join(project, relative)
+        real = os.path.realpath(source)
+        if parent_ready(relative) and not os.path.lexists(os.path.join(destination, relative)) and os.path.isdir(source) and real.startswith(real_project + os.sep):
+            copy_project(Path(real), destination / relative)  # through a link inside the project: its directory
     for source, target in reversed(directories):  # modes and times last: a read-only directory is filled first
         info = os.lstat(source)
         os.chmod(target, stat.S_IMODE(info.st_mode))
