@@ -49,6 +49,8 @@ VERSION_KEYS = ("implementation_version", "python_full_version", "platform_relea
 LIST_KEYS = ("extras", "dependency_groups")
 ORDERED_STRINGS = frozenset({"platform_release", "platform_version"})  # compared lexicographically
 
+_SYS_PLATFORM, _PLATFORM_SYSTEM = STRING_KEYS.index("sys_platform"), STRING_KEYS.index("platform_system")
+
 Var = tuple[int, int, str]  # (group, key index, value): ordered as uv orders its variables
 Cut = tuple[object, int]
 
@@ -142,8 +144,17 @@ class Store:
     def disjoin(self, x: int, y: int) -> int:
         return self.negate(self.conjoin(self.negate(x), self.negate(y)))
 
+    def same(self, x: int, y: int) -> bool:
+        """Whether x and y are one marker for uv: the same node on the platforms that exist."""
+        if x == y:
+            return True
+        # every excluded pair has os_name or platform_system in it: two markers that name
+        # neither are the same on the possible platforms only if they are the same node
+        return (self.names_platform(x) or self.names_platform(y)) and self.possible(x) == self.possible(y)
+
     def implies(self, x: int, y: int) -> bool:
-        return self.possible(self.conjoin(x, self.negate(y))) == FALSE
+        """Whether y holds wherever x does (on the platforms that exist)."""
+        return self.same(self.conjoin(x, self.negate(y)), FALSE)
 
     def possible(self, x: int) -> int:
         """x on the platforms that exist: x and not exclusions(). Two markers uv treats as one
@@ -154,6 +165,14 @@ class Store:
             found = self.conjoin(x, self.negate(self.exclusions()))
             self.memo_possible[x] = found
         return found
+
+    def names_platform(self, x: int) -> bool:
+        """Whether x depends on os_name or platform_system (found among its first variables:
+        sys_platform is the only variable ordered between them)."""
+        var = self.var[x]
+        if x <= TRUE or var is None or var[0] != STRING or var[1] > _PLATFORM_SYSTEM:
+            return False
+        return var[1] != _SYS_PLATFORM or any(self.names_platform(k) for k in self.kids[x])
 
     def exclusions(self) -> int:
         """uv's disjunction of platform pairs that never hold together."""

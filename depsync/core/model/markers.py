@@ -88,8 +88,7 @@ def _python_bounds(store: Store, spec: str) -> int:
 
 
 def _within(store: Store, node: int, requires_python: str) -> int:
-    """The node uv compares: on possible platforms, inside requires-python's bounds."""
-    node = store.possible(node)
+    """The part of node inside requires-python's bounds (what uv compares of a lock's marker)."""
     return store.conjoin(node, _python_bounds(store, requires_python)) if requires_python else node
 
 
@@ -105,7 +104,7 @@ def markers_equivalent(left: str | Marker | None, right: str | Marker | None, re
     store = _store()
     try:
         a, b = _node(store, left_text), _node(store, right_text)
-        return a == b or _within(store, a, requires_python) == _within(store, b, requires_python)
+        return a == b or store.same(_within(store, a, requires_python), _within(store, b, requires_python))
     except InvalidMarker as exc:
         raise ValueError(f"invalid marker: {exc}") from None
 
@@ -119,13 +118,13 @@ def implies(left: str | Marker | None, right: str | Marker | None) -> bool:
 def is_never(text: str | Marker | None) -> bool:
     """True when no environment satisfies the marker (`sys_platform != 'win32' and sys_platform == 'win32'`)."""
     store = _store()
-    return store.possible(_node(store, text)) == FALSE
+    return store.same(_node(store, text), FALSE)
 
 
 def is_always(text: str | Marker | None) -> bool:
     """True when every environment satisfies the marker (an absent one included)."""
     store = _store()
-    return store.possible(_node(store, text)) == store.possible(TRUE)
+    return store.same(_node(store, text), TRUE)
 
 
 def canonical(text: str | Marker | None) -> str | None:
