@@ -6,7 +6,8 @@ against uv 0.13.9 by tests/core/test_marker_uv.py):
 * versions are release-only (`3.13.0rc1` is `3.13`, trailing zeros do not count);
   `python_version` is rewritten as `python_full_version` (`python_version == '3.12'` is
   `python_full_version == '3.12.*'`, `python_version > '3.12'` is `>= '3.13'`, ...), and
-  `python_version in '3.11 3.12'` is the union of the two minor versions;
+  `python_version in '3.11 3.12'` is the union of the two minor versions (never true, `in` or
+  `not in`, when a version of the list has a patch segment: uv reads it so);
 * a comparison uv ignores is left out of its `and`/`or` (a marker of only those is true):
   `~=` on a string key, a version key against a non-version, two keys or two literals compared,
   `extra` with an ordering operator;
@@ -170,6 +171,8 @@ def _version_expression(store: Store, key: str, op: str, text: str) -> int | Non
         for word in words:
             exact = Version(word).release
             if key == "python_version":
+                if any(_trim(exact)[2:]):
+                    return FALSE  # uv: a patch version never equals python_version, whichever operator
                 term = python_version_atom(store, "==", exact, False)
             else:
                 term = version_atom(store, VERSION_KEYS.index(key), "==", exact, False)
