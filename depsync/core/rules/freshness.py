@@ -469,7 +469,6 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, settings: UvSet
             stale.add(
                 f"[tool.uv] {key} differ from the lock's {lock_key}",
                 pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"),
-                markers=True,
             )
 
     options = lock.options
