@@ -68,6 +68,7 @@ class Store:
         self.kids: list[tuple[int, ...]] = [(), ()]
         self.unique: dict[tuple[Var, tuple[Cut, ...], tuple[int, ...]], int] = {}
         self.memo_and: dict[tuple[int, int], int] = {}
+        self.memo_or: dict[tuple[int, int], int] = {}
         self.memo_possible: dict[int, int] = {}
         self.memo_not: dict[int, int] = {}
         self.parsed: dict[str, int] = {}  # marker text -> node (markers.py)
@@ -142,7 +143,30 @@ class Store:
         return result
 
     def disjoin(self, x: int, y: int) -> int:
-        return self.negate(self.conjoin(self.negate(x), self.negate(y)))
+        """x or y (built directly: through De Morgan, each `or` of a long chain would negate
+        the whole chain so far)."""
+        if x == FALSE or x == y:
+            return y
+        if y == FALSE:
+            return x
+        if x == TRUE or y == TRUE:
+            return TRUE
+        if x > y:
+            x, y = y, x
+        found = self.memo_or.get((x, y))
+        if found is not None:
+            return found
+        vx, vy = self.var[x], self.var[y]
+        assert vx is not None and vy is not None
+        if vx < vy:
+            result = self.node(vx, self.cuts[x], tuple(self.disjoin(k, y) for k in self.kids[x]))
+        elif vy < vx:
+            result = self.node(vy, self.cuts[y], tuple(self.disjoin(x, k) for k in self.kids[y]))
+        else:
+            cuts, kids = _merge(self.cuts[x], self.kids[x], self.cuts[y], self.kids[y], self.disjoin)
+            result = self.node(vx, cuts, kids)
+        self.memo_or[(x, y)] = result
+        return result
 
     def same(self, x: int, y: int) -> bool:
         """Whether x and y are one marker for uv: the same node on the platforms that exist."""
