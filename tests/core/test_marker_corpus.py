@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from depsync.core.model import marker_tree, markers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,6 +18,7 @@ SHARED = REPO.parent / "shared"
 LOCKS = sorted(
     [*REPO.glob("tests/corpus/**/uv.lock"), *REPO.glob("fixtures/**/uv.lock"), *SHARED.glob("corpus-ml/**/uv.lock"), *SHARED.glob("fixtures/**/uv.lock")]
 )
+PYPROJECTS = sorted([*REPO.glob("tests/corpus/**/pyproject.toml"), *SHARED.glob("corpus-ml/**/pyproject.toml"), *REPO.glob("fixtures/**/pyproject.toml")])
 _LISTS = ("resolution-markers", "supported-markers", "required-markers")
 
 
@@ -48,3 +51,33 @@ def test_every_recorded_marker_reads_and_renders_to_itself(lock: Path) -> None:
         rendered = marker_tree.render(store, node)
         assert markers._node(store, rendered or "") == node, (text, rendered)
         assert markers.markers_equivalent(text, rendered)
+
+
+def pyproject_markers(document: dict) -> set[str]:
+    """The markers a pyproject writes: on its requirements, its sources and its environments."""
+    project, uv = document.get("project", {}), document.get("tool", {}).get("uv", {})
+    requirements = [*project.get("dependencies", []), *(r for group in project.get("optional-dependencies", {}).values() for r in group)]
+    requirements += [r for group in document.get("dependency-groups", {}).values() for r in group if isinstance(r, str)]
+    requirements += [*uv.get("dev-dependencies", []), *uv.get("override-dependencies", []), *uv.get("constraint-dependencies", [])]
+    found = set()
+    for text in requirements:
+        try:
+            marker = Requirement(text).marker
+        except InvalidRequirement:
+            continue  # not this test's concern (the readers' tests cover bad requirements)
+        if marker is not None:
+            found.add(str(marker))
+    for entries in uv.get("sources", {}).values():
+        found.update(e["marker"] for e in (entries if isinstance(entries, list) else [entries]) if isinstance(e, dict) and "marker" in e)
+    for key in ("environments", "required-environments"):
+        value = uv.get(key, [])
+        found.update([value] if isinstance(value, str) else value)
+    return found
+
+
+@pytest.mark.parametrize("pyproject", PYPROJECTS, ids=lambda p: p.relative_to(REPO.parent).as_posix())
+def test_every_pyproject_marker_reads_and_renders_to_itself(pyproject: Path) -> None:
+    for text in sorted(pyproject_markers(tomllib.loads(pyproject.read_text()))):
+        store = markers._store()
+        node = markers._node(store, text)
+        assert markers._node(store, marker_tree.render(store, node) or "") == node, text
