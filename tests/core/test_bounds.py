@@ -209,3 +209,15 @@ def test_marker_caps_cover_real_data() -> None:
     findings = run_rules(inputs((project / "pyproject.toml").read_text(), (project / "uv.lock").read_text()))
     assert not [f for f in findings if f.rule == "lock-stale"]
     assert 0 < len(markers._STORE.var) < limits.MAX_MARKER_NODES // 20
+
+
+def test_many_markers_under_the_marker_cap_are_refused_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each marker is under MAX_MARKER_NODES; their sum passes one check's cap (here set low to
+    be quick: the same rule at any size)."""
+    monkeypatch.setattr(limits, "MAX_MARKER_CHECK_NODES", 2_000)
+    chains = [" or ".join(f"(extra == 'a{i}{k:02}' and extra == 'b{i}{k:02}')" for k in range(6)) for i in range(40)]
+    pyproject = PYPROJECT.replace('"alpha>=1"', ", ".join(f'"alpha>=1; {c}"' for c in chains))
+    with pytest.raises(markers.marker_tree.MarkerTooLarge, match="the markers of one check"):
+        run_rules(inputs(pyproject, LOCK))
+    assert markers._store().check_allowance == float("inf")  # the bound ends with the check
+    assert not is_never(chains[0])  # outside a check only the per-marker cap applies

@@ -59,6 +59,7 @@ _ALIASES = {
 _PYTHON_KEYS = ("python_version", "python_full_version", "implementation_version")
 _SYSTEM_TO_SYS_PLATFORM = {"Windows": "win32", "Darwin": "darwin", "Linux": "linux", "AIX": "aix", "Emscripten": "emscripten", "Android": "android"}
 _TOKEN = re.compile(r"""\s*(?:(\()|(\))|('[^']*'|"[^"]*")|(===|==|!=|<=|>=|~=|<|>)|([A-Za-z_][A-Za-z0-9_.]*))""")
+_SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"^([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$", re.IGNORECASE)
 _INVERTED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!=", "===": "===", "~=": "~="}
 
@@ -94,17 +95,17 @@ def _range(store: Store, key: int, op: str, value: object, ordered: bool = True,
     var = (group, key, "")
     point = ((value, 0), (value, 2))
     if op in ("==", "==="):
-        return store.atom(var, point, (FALSE, TRUE, FALSE))
+        return store.node(var, point, (FALSE, TRUE, FALSE))
     if op == "!=":
-        return store.atom(var, point, (TRUE, FALSE, TRUE))
+        return store.node(var, point, (TRUE, FALSE, TRUE))
     if not ordered:  # uv: a strict string comparison is false, an inclusive one is `==`
-        return FALSE if op in ("<", ">") else store.atom(var, point, (FALSE, TRUE, FALSE))
+        return FALSE if op in ("<", ">") else store.node(var, point, (FALSE, TRUE, FALSE))
     cut = (value, 0) if op in ("<", ">=") else (value, 2)
-    return store.atom(var, (cut,), (TRUE, FALSE) if op in ("<", "<=") else (FALSE, TRUE))
+    return store.node(var, (cut,), (TRUE, FALSE) if op in ("<", "<=") else (FALSE, TRUE))
 
 
 def _between(store: Store, key: int, low: Release, high: Release) -> int:
-    return store.atom((VERSION, key, ""), ((low, 0), (high, 0)), (FALSE, TRUE, FALSE))
+    return store.node((VERSION, key, ""), ((low, 0), (high, 0)), (FALSE, TRUE, FALSE))
 
 
 def _bump(release: Release, index: int) -> Release:
@@ -196,7 +197,7 @@ def _string_expression(store: Store, key: str, op: str, value: str, reversed_: b
         return None
     if op in ("in", "not in"):
         group = CONTAINS if reversed_ else IN
-        node = store.atom((group, STRING_KEYS.index(key), value), ((1, 0),), (FALSE, TRUE))
+        node = store.node((group, STRING_KEYS.index(key), value), ((1, 0),), (FALSE, TRUE))
         return node if op == "in" else store.negate(node)
     if key == "platform_system" and value in _SYSTEM_TO_SYS_PLATFORM:
         key, value = "sys_platform", _SYSTEM_TO_SYS_PLATFORM[value]
@@ -217,7 +218,7 @@ def _extra_expression(store: Store, op: str, value: str) -> int | None:
     name = normalize_name(value)
     if name is None:
         return FALSE  # uv: an invalid extra name is never true, whichever the operator
-    node = store.atom((EXTRA, 0, name), ((1, 0),), (FALSE, TRUE))
+    node = store.node((EXTRA, 0, name), ((1, 0),), (FALSE, TRUE))
     return node if op == "==" else store.negate(node)
 
 
@@ -233,7 +234,7 @@ def expression(store: Store, left: tuple[str, str], op: str, right: tuple[str, s
             if op not in ("in", "not in"):
                 raise InvalidMarker(f"the operator {op} is not supported with the marker {rvalue}")
             name = normalize_name(lvalue)
-            node = store.atom((LIST, LIST_KEYS.index(rvalue), name or f"\0{lvalue}"), ((1, 0),), (FALSE, TRUE))
+            node = store.node((LIST, LIST_KEYS.index(rvalue), name or f"\0{lvalue}"), ((1, 0),), (FALSE, TRUE))
             return node if op == "in" else store.negate(node)
         key, value, reversed_ = rvalue, lvalue, True
         op = _INVERTED.get(op, op)
@@ -257,18 +258,16 @@ class _Parser:
     def __init__(self, store: Store, text: str) -> None:
         self.store, self.text = store, text
         self.tokens: list[tuple[str, str]] = []
-        position = 0
+        position = _SPACE.match(text).end()  # type: ignore[union-attr]
         while position < len(text):
-            if text[position:].strip() == "":
-                break
             match = _TOKEN.match(text, position)
             if match is None:
                 raise InvalidMarker(f"unexpected text in marker {text!r} at {position}")
             kinds = ("(", ")", "str", "op", "word")
             kind = next(k for k, group in zip(kinds, match.groups()) if group is not None)
             self.tokens.append((kind, match.group(kinds.index(kind) + 1)))
-            position = match.end()
-        terms = sum(1 for kind, _ in self.tokens if kind == "op" or (kind == "word" and _ in ("in", "not")))
+            position = _SPACE.match(text, match.end()).end()  # type: ignore[union-attr]
+        terms = sum(1 for kind, word in self.tokens if kind == "op" or (kind == "word" and word in ("in", "not")))
         if terms > limits.MAX_MARKER_TERMS:
             raise limits.LimitExceeded(f"a marker has {terms} comparisons; depsync reads at most {limits.MAX_MARKER_TERMS}")
         self.index = 0
@@ -291,13 +290,16 @@ class _Parser:
         return TRUE if node is None else node
 
     def chain(self, word: str, inner, combine) -> int | None:  # type: ignore[no-untyped-def]
-        node = inner()
+        operands = [inner()]
         while self.peek() == ("word", word):
             self.index += 1
-            right = inner()
-            if right is not None:
-                node = right if node is None else combine(node, right)
-        return node
+            operands.append(inner())
+        nodes = [n for n in operands if n is not None]  # uv leaves ignored terms out
+        # combined pairwise, as a balanced tree: a long chain on one variable then merges
+        # n log n ranges, not n**2 (the result is the same node in any order)
+        while len(nodes) > 1:
+            nodes = [combine(nodes[i], nodes[i + 1]) if i + 1 < len(nodes) else nodes[i] for i in range(0, len(nodes), 2)]
+        return nodes[0] if nodes else None
 
     def disjunction(self) -> int | None:
         return self.chain("or", self.conjunction, self.store.disjoin)

@@ -1,7 +1,8 @@
 """PEP 508 markers as reduced ordered decision diagrams: equal meaning is equal node (pure).
 
 The design follows uv's marker algebra (crates/uv-pep508/src/marker/algebra.rs), so that two
-markers are one node here exactly when uv treats them as one marker:
+markers are the same here when uv treats them as one marker, and only then (measured against
+uv 0.13.9: tests/core/test_marker_uv.py):
 
 * a node decides one variable; its edges split the variable's values into disjoint ranges
   (versions, strings) or into true/false (`in`, `extra`, ...), each range leading to a child;
@@ -12,15 +13,14 @@ markers are one node here exactly when uv treats them as one marker:
   is node identity and costs nothing once both sides are built;
 * uv knows some platform values never go together (`os_name == 'nt'` and
   `sys_platform == 'linux'`, `platform_system == 'FreeBSD'` and `sys_platform == 'win32'`:
-  its "exclusions"), and takes two markers that differ only there for one marker. Store.possible
-  is a marker on the possible platforms only: markers are the same for uv exactly when their
-  possible() nodes are the same node.
+  its "exclusions"), and takes two markers that differ only there for one marker: Store.same
+  compares the markers on the possible platforms only (Store.possible).
 
 A range is a tuple of cuts: (value, 0) is the cut just below value, (value, 2) the cut just
 above it; a value v falls in the range after every cut below (v, 1). Nodes are ints
-(0 false, 1 true) indexing the store's tables. The store is bounded (limits.MAX_MARKER_NODES
-per operation, limits.MAX_MARKER_STORE in all): a marker whose diagram is larger is refused,
-never compared some other way.
+(0 false, 1 true) indexing the store's tables. The nodes one operation and one check may add
+are bounded (limits.MAX_MARKER_NODES, MAX_MARKER_CHECK_NODES): past them the markers are
+refused, never compared some other way.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ Cut = tuple[object, int]
 
 
 class MarkerTooLarge(limits.LimitExceeded):
-    """A marker whose decision diagram would pass limits.MAX_MARKER_NODES."""
+    """A marker whose decision diagram would pass limits.MAX_MARKER_NODES, or the markers of one
+    check that would pass limits.MAX_MARKER_CHECK_NODES together."""
 
 
 class Store:
@@ -73,7 +74,8 @@ class Store:
         self.memo_not: dict[int, int] = {}
         self.parsed: dict[str, int] = {}  # marker text -> node (markers.py)
         self.excluded: int | None = None
-        self.allowance = limits.MAX_MARKER_NODES
+        self.allowance = limits.MAX_MARKER_NODES  # per operation (markers.py resets it)
+        self.check_allowance: float = float("inf")  # per check, inside markers.bounded_check()
 
     # -- building --------------------------------------------------------------------------
 
@@ -92,18 +94,20 @@ class Store:
         if found is not None:
             return found
         self.allowance -= 1
+        self.check_allowance -= 1
         if self.allowance < 0:
             raise MarkerTooLarge(
                 f"a marker's decision diagram passes {limits.MAX_MARKER_NODES} nodes; depsync compares markers up to that size"
+            )
+        if self.check_allowance < 0:
+            raise MarkerTooLarge(
+                f"the markers of one check build over {limits.MAX_MARKER_CHECK_NODES} decision-diagram nodes; depsync compares markers up to that size"
             )
         self.var.append(var)
         self.cuts.append(key[1])
         self.kids.append(key[2])
         self.unique[key] = len(self.var) - 1
         return len(self.var) - 1
-
-    def atom(self, var: Var, cuts: tuple[Cut, ...], kids: tuple[int, ...]) -> int:
-        return self.node(var, cuts, kids)
 
     # -- operations ------------------------------------------------------------------------
 
@@ -202,7 +206,7 @@ class Store:
         """uv's disjunction of platform pairs that never hold together."""
         if self.excluded is None:
             def string(key: str, value: str) -> int:
-                return self.atom((STRING, STRING_KEYS.index(key), ""), ((value, 0), (value, 2)), (FALSE, TRUE, FALSE))
+                return self.node((STRING, STRING_KEYS.index(key), ""), ((value, 0), (value, 2)), (FALSE, TRUE, FALSE))
 
             nt, posix = string("os_name", "nt"), string("os_name", "posix")
             sys_platforms = {name: string("sys_platform", name) for name in ("aix", "android", "emscripten", "ios", "linux", "darwin", "win32", "cygwin", "wasi")}

@@ -8,8 +8,9 @@ does the same: each marker is read into a reduced ordered decision diagram
 (model/marker_tree.py, read by model/marker_parse.py), so equivalence, implication and
 "never true" are node comparisons (on the platforms that exist, as uv compares them), with no enumeration, no budget and no fallback to text.
 What is bounded is the input (limits.MAX_MARKER_CHARS, MAX_MARKER_TERMS, MAX_MARKER_NESTING)
-and the diagram one marker may build (limits.MAX_MARKER_NODES); past them the marker is
-refused with one readable line.
+and the diagrams one marker and one check may build (limits.MAX_MARKER_NODES,
+MAX_MARKER_CHECK_NODES, see bounded_check); past them the markers are refused with one
+readable line.
 
 Markers recorded in uv.lock are written relative to the lock's requires-python, so lock and
 pyproject markers are compared inside its bounds, as uv compares them (`uv lock --check`
@@ -17,6 +18,9 @@ simplifies both sides to requires-python's lowest and highest version, not to it
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import SpecifierSet
@@ -35,9 +39,24 @@ def _store() -> Store:
     each operation may add limits.MAX_MARKER_NODES."""
     global _STORE
     if len(_STORE.var) > limits.MAX_MARKER_STORE:
+        left = _STORE.check_allowance
         _STORE = Store()
+        _STORE.check_allowance = left
     _STORE.allowance = limits.MAX_MARKER_NODES
     return _STORE
+
+
+@contextmanager
+def bounded_check() -> Iterator[None]:
+    """The marker operations inside the block (one check) may add limits.MAX_MARKER_CHECK_NODES
+    nodes together: a pyproject of many markers each just under the per-marker cap is refused
+    (MarkerTooLarge) instead of costing seconds each. Real checks add a few hundred."""
+    store = _store()
+    store.check_allowance = limits.MAX_MARKER_CHECK_NODES
+    try:
+        yield
+    finally:
+        _STORE.check_allowance = float("inf")
 
 
 def parse_marker(text: str | None) -> Marker | None:
@@ -158,6 +177,7 @@ def negate(text: str | Marker | None) -> str | None:
 
 __all__ = [
     "InvalidMarker",
+    "bounded_check",
     "canonical",
     "conjoin",
     "implies",

@@ -26,6 +26,7 @@ from depsync.core.model.lowering import (
 )
 from depsync.core.model.markers import (
     InvalidMarker,
+    bounded_check,
     markers_equivalent,
     parse_marker,
     specifiers_equivalent,
@@ -260,8 +261,10 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     if not pyproject.name and "workspace" not in pyproject.uv:
         return  # neither a project nor a workspace root: nothing uv would lock
     try:
-        settings = inputs.uv_settings or pyproject.uv_settings
-        findings = [*_check(pyproject, settings, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
+        # findings are collected inside the bound, so it never outlives a paused generator
+        with bounded_check():
+            settings = inputs.uv_settings or pyproject.uv_settings
+            findings = [*_check(pyproject, settings, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
     yield from findings
