@@ -4,8 +4,8 @@
 length an input controls has a cap here. Each cap sits far above what real repositories
 need (the numbers below say how far) and has a stated fallback where it is enforced:
 a Dockerfile value past an expansion cap is *unresolved* (reported as
-`docker-unresolved`, never guessed); markers past a marker cap are compared as
-normalized text (which can only over-report `lock-stale`, see model/markers.py).
+`docker-unresolved`, never guessed); a marker past a marker cap is refused (exit 2 with
+one line), never compared some other way.
 """
 
 from __future__ import annotations
@@ -52,17 +52,26 @@ MAX_EXPANSION_DEPTH = 8
 # Real files nest one or two levels.
 MAX_PARSE_NESTING = 16
 
-# Marker equivalence enumerates environments (model/markers.py). Work is counted in units of
-# about a microsecond (1-1.5 us measured on the 2-core VM): per environment, one evaluation
-# of each marker, weighted by its comparisons (a version comparison costs ~8 string ones).
-# The cost of a comparison is known before it runs; past a cap it is compared as text.
-# One comparison may cost MAX_MARKER_WORK (~0.1-0.15 s). Measured: the largest comparison of
-# the Megatron-LM triple costs ~1k units, the largest of the test suite (oracle included) ~3.6k.
-MAX_MARKER_WORK = 100_000
+# Markers (model/markers.py) are compared as decision diagrams, exactly; what is bounded is
+# the input. Measured on the real locks of tests/corpus and ../shared/corpus-ml (14.8k
+# markers): the longest is 8.9k characters with 242 comparisons, nested 3 deep.
+MAX_MARKER_CHARS = 64 * 1024
+MAX_MARKER_TERMS = 2048
+MAX_MARKER_NESTING = 64
 
-# All marker comparisons of one freshness check together (~0.5-0.75 s). Measured: the
-# Megatron-LM triple spends ~3.5k units per check, the largest check of the test suite ~28k.
-MAX_MARKER_RUN_WORK = 500_000
+# Nodes one marker operation (reading a marker, one comparison) may add to the diagrams: a
+# diagram can be exponential in its variables (`(extra == 'a1' and extra == 'b1') or ...`),
+# and uv builds the same one. ~12 us a node on the 2-core VM: a refused marker costs ~1 s.
+# Measured: the 1112 distinct markers of the real locks of both corpora build 13k nodes in all.
+MAX_MARKER_NODES = 100_000
+
+# Nodes all marker operations of one freshness check may add together (markers.bounded_check):
+# without it, many markers each under MAX_MARKER_NODES would cost a second each. Measured: the
+# largest check of both corpora adds 134 nodes, the Megatron-LM triple 15.
+MAX_MARKER_CHECK_NODES = 200_000
+
+# All nodes kept between operations (memory); past it the store starts afresh.
+MAX_MARKER_STORE = 500_000
 
 
 # What `check --image` keeps of one image's Python environment (core/model/image_env.py). The image

@@ -27,15 +27,14 @@ from uvprojects import (
 from depsync.core.rules.docs import DOCS
 from depsync.core.rules.registry import RULES
 
-# 3 variables x 6 values: past MAX_MARKER_WORK, so compared as text; uv rewrites python_version
-WIDE_MARKER = " and ".join(
-    "(" + " or ".join(f"{var} == 'v{i}'" for i in range(6)) + ")" for var in ("platform_machine", "os_name", "implementation_name")
-) + " and python_version >= '3.11'"
+# a setting depsync's static model does not model (uv_settings.UNMODELLED): the static verdict
+# is "stale, only uv can say", and uv accepts the lock it wrote with it
+UNMODELLED = '[tool.uv]\nno-sources = true\n'
 
 
-def pyproject(material: LocalMaterial, dependencies: list[str]) -> str:
+def pyproject(material: LocalMaterial, dependencies: list[str], settings: str = "") -> str:
     deps = ", ".join(json.dumps(d) for d in dependencies)
-    return f'[project]\nname = "confirm"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = [{deps}]\n' + material.index_toml()
+    return f'[project]\nname = "confirm"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = [{deps}]\n' + settings + material.index_toml()
 
 
 def check(project: Path, env: dict[str, str], *args: str, module: str = "depsync") -> tuple[int, list[dict]]:
@@ -51,7 +50,7 @@ def env(material: LocalMaterial, tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def disagreeing(material: LocalMaterial, tmp_path: Path) -> Path:
-    project = write_project(tmp_path / "wide", pyproject(material, [f"alpha; {WIDE_MARKER}", "gamma"]))
+    project = write_project(tmp_path / "wide", pyproject(material, ["alpha", "gamma"], UNMODELLED))
     lock_project(project, material.env)
     return project
 
@@ -71,7 +70,7 @@ def test_uv_accepting_the_lock_turns_the_static_error_into_one_warning(disagreei
     (finding,) = findings
     assert finding["rule"] == "static-model-disagrees" and finding["severity"] == "warning"
     # both answers: what depsync's model said, and which uv accepted the lock
-    assert "depsync's static model says uv.lock is stale (dependencies:" in finding["message"]
+    assert "depsync's static model says uv.lock is stale ([tool.uv] no-sources" in finding["message"]
     assert "but uv 0.13.9 `uv lock --check --offline` accepts it" in finding["message"]
     assert "report" in finding["fix"]
 
@@ -108,7 +107,7 @@ def test_uv_runs_on_a_copy_and_no_build_backend_runs(material: LocalMaterial, tm
     """The project tree is left exactly as it was, and the repository's build backend never
     runs (`--no-build`): here one that leaves a trace when it does, as it did for `uv lock`."""
     trace = tmp_path / "backend-ran"
-    text = pyproject(material, [f"alpha; {WIDE_MARKER}"]).replace('version = "0.1.0"\n', 'dynamic = ["version"]\n')
+    text = pyproject(material, ["alpha"], UNMODELLED).replace('version = "0.1.0"\n', 'dynamic = ["version"]\n')
     text += '\n[tool.fakebackend]\nversion = "0.1.0"\n\n' + FAKE_BACKEND_TOML.replace('"fakebackend"', '"trap"')
     trap = f"from pathlib import Path\nPath({str(trace)!r}).write_text('ran')\nfrom fakebackend import *  # noqa\n"
     project = write_project(tmp_path / "copy", text, {**fake_backend_files(), "_backend/trap.py": trap})
@@ -224,7 +223,7 @@ MEMBER_WITH_CONFLICTS = (
 )
 
 
-def workspace_sync(material: LocalMaterial, tmp_path: Path, main_adds: str = '"gamma"') -> tuple[Path, dict[str, str]]:
+def workspace_sync(material: LocalMaterial, tmp_path: Path, main_adds: str = '"gamma"', main_settings: str = "") -> tuple[Path, dict[str, str]]:
     """A real workspace whose member declares [tool.uv] conflicts (recorded in the lock's own
     `conflicts`), and a sync merge of main (new root dependencies) into dev (a dependency
     group), relocked."""
@@ -246,7 +245,7 @@ def workspace_sync(material: LocalMaterial, tmp_path: Path, main_adds: str = '"g
     lock_project(project, material.env)
     git(project, "commit", "-qam", "dev: a dev group")
     git(project, "checkout", "-q", "main")
-    (project / "pyproject.toml").write_text(root.replace('"kappa", "alpha"]', f'"kappa", "alpha", {main_adds}]'))
+    (project / "pyproject.toml").write_text(root.replace('"kappa", "alpha"]', f'"kappa", "alpha", {main_adds}]').replace("[tool.uv.sources]", main_settings + "\n[tool.uv.sources]", 1))
     lock_project(project, material.env)
     git(project, "commit", "-qam", "main: new dependencies")
     git(project, "checkout", "-q", "-b", "sync", "dev")
@@ -281,8 +280,8 @@ def test_guard_never_runs_an_interpreter_the_tree_names(material: LocalMaterial,
     names a script, and the confirmation still runs depsync's interpreter only."""
     from conftest import git
 
-    # main brings a shape depsync's static model reads as stale (WIDE_MARKER): uv is asked
-    project, env = workspace_sync(material, tmp_path, f'"epsilon; {WIDE_MARKER}"')
+    # main brings a setting depsync's static model does not model (UNMODELLED): uv is asked
+    project, env = workspace_sync(material, tmp_path, main_settings=UNMODELLED)
     marker = tmp_path / "interpreter-ran"
     interpreter_trap(project, marker)
     git(project, "add", "-A")
@@ -298,17 +297,20 @@ def test_guard_never_runs_an_interpreter_the_tree_names(material: LocalMaterial,
 
 def test_no_uv_toml_above_the_copy_is_read(material: LocalMaterial, tmp_path: Path) -> None:
     """uv reads a uv.toml in the directories above a project that has no settings of its own;
-    the copy lives in the temp directory, where anyone may leave one. Here a planted cutoff
-    would turn uv's "fresh" into "stale": the confirmation never reads it."""
+    the copy lives in the temp directory, where anyone may leave one. Here the lock records a
+    cutoff the project no longer sets (stale, for depsync and uv alike), and a planted uv.toml
+    with that cutoff would turn uv's "stale" into "fresh": the confirmation never reads it."""
     # settings from the operator's environment only: the project itself has no [tool.uv]
     operator = {**material.env, "UV_FIND_LINKS": str(material.wheels), "UV_NO_INDEX": "1"}
-    project = write_project(tmp_path / "bare", f'[project]\nname = "bare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha; {WIDE_MARKER}"]\n')
-    lock_project(project, operator)
+    cutoff = "2030-01-01T00:00:00Z"
+    project = write_project(tmp_path / "bare", '[project]\nname = "bare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha"]\n')
+    lock_project(project, {**operator, "UV_EXCLUDE_NEWER": cutoff})
     temp = tmp_path / "shared-tmp"
     temp.mkdir()
-    (temp / "uv.toml").write_text('exclude-newer = "2001-01-01T00:00:00Z"\n')
+    (temp / "uv.toml").write_text(f'exclude-newer = "{cutoff}"\n')
     code, findings = check(project, {**operator, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(temp)})
-    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"], findings
+    assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"], findings
+    assert "uv 0.13.9 agrees" in findings[0]["message"], findings
 
 
 def test_an_interpreter_outside_requires_python_gives_no_verdict_and_says_what_to_set(material: LocalMaterial, tmp_path: Path, env: dict[str, str]) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,13 +18,7 @@ from support import LOCK, PYPROJECT, inputs
 from depsync.core import limits
 from depsync.core.model import markers
 from depsync.core.model.dockerfile import Dockerfile
-from depsync.core.model.markers import (
-    is_never,
-    marker_budget,
-    markers_equivalent,
-    specifiers_equivalent,
-    text_fallbacks,
-)
+from depsync.core.model.markers import is_never, markers_equivalent
 from depsync.core.model.shell import ExpansionBudget, expand, expand_bounded
 from depsync.core.rules.run import run_rules
 from depsync.errors import DepsyncError
@@ -73,22 +65,26 @@ def _or_chain(i: int, size: int, reverse: bool) -> str:
 
 def marker_bomb(count: int, size: int) -> tuple[str, str]:
     """count requirements of one name with long `or` chains; the lock has each chain reversed
-    (equivalent, but every comparison has to be decided by meaning, or fall back)."""
+    (equivalent: every comparison is decided by meaning; enumerating environments took minutes)."""
     deps = ",\n    ".join(f'"alpha>=1; {_or_chain(i, size, False)}"' for i in range(count))
     pyproject = PYPROJECT.replace('dependencies = ["alpha>=1"]', f"dependencies = [\n    {deps},\n]")
     recorded = "\n".join(f'    {{ name = "alpha", specifier = ">=1", marker = "{_or_chain(i, size, True)}" }},' for i in range(count))
     return pyproject, LOCK.replace('    { name = "alpha", specifier = ">=1" },', recorded)
 
 
-def test_marker_bomb_pyproject_finishes_and_says_how_it_compared(tmp_path: Path) -> None:
+def test_marker_bomb_pyproject_is_compared_by_meaning(tmp_path: Path) -> None:
     pyproject, lock = marker_bomb(count=200, size=12)
     write_files(tmp_path, {"pyproject.toml": pyproject, "uv.lock": lock})
-    # depsync's static model alone: uv itself needs minutes for these markers (its confirmation
-    # of a stale verdict gives up after uv_confirm.CONFIRM_TIMEOUT and keeps the static one)
     document = check_json(tmp_path, "--static")
-    stale = [f for f in document["findings"] if f["rule"] == "lock-stale"]
-    assert stale  # the fallback errs towards reporting ...
-    assert all("compared as text" in f["message"] and "--deep" in f["message"] for f in stale)  # ... and says so
+    assert not [f for f in document["findings"] if f["rule"] == "lock-stale"]  # equivalent, so fresh
+
+
+def test_marker_past_a_cap_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    huge = " or ".join(f"platform_machine == 'm{i}'" for i in range(limits.MAX_MARKER_TERMS + 1))
+    write_files(tmp_path, {"pyproject.toml": PYPROJECT.replace('"alpha>=1"', f'"alpha>=1; {huge}"'), "uv.lock": LOCK})
+    result = subprocess.run([sys.executable, "-m", "depsync", "check", str(tmp_path), "--static"], capture_output=True, text=True, timeout=HANG)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"depsync reads at most {limits.MAX_MARKER_TERMS}" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 # -- expansion caps (model) --------------------------------------------------------------------
@@ -174,75 +170,54 @@ def test_check_size() -> None:
     assert str(info.value) == f"uv.lock: the file is {limits.MAX_INPUT_BYTES + 1} bytes; depsync reads at most {limits.MAX_INPUT_BYTES} bytes per file"
 
 
-# -- marker caps and the direction of their fallback -------------------------------------------
+# -- marker caps: on the input, never on the meaning -------------------------------------------
 
 REORDERED = ("os_name == 'nt' or sys_platform == 'linux'", "sys_platform == 'linux' or os_name == 'nt'")
-RESPELLED = ("sys_platform=='linux'", 'sys_platform == "linux"')  # equal once normalized
-DIFFERENT = ("sys_platform == 'linux'", "sys_platform == 'darwin'")
 
 
-def test_exhausted_budget_falls_back_to_normalized_text() -> None:
-    with marker_budget(0):
-        assert markers_equivalent(*RESPELLED)  # textually equal after normalization: never a false alarm
-        assert not markers_equivalent(*DIFFERENT)  # a real difference is never hidden
-        assert text_fallbacks() == 1
-        assert not markers_equivalent(*REORDERED)  # equivalent, but refused: errs towards reporting
-        assert text_fallbacks() == 2
-        assert not is_never("sys_platform == 'linux' and sys_platform != 'linux'")  # kept: over-reports
-        assert not specifiers_equivalent(">=3.10", ">=3.10.0")
-    # the budget is per run and fallback verdicts are never cached
-    assert markers_equivalent(*REORDERED) and is_never("sys_platform == 'linux' and sys_platform != 'linux'")
-    assert specifiers_equivalent(">=3.10", ">=3.10.0") and text_fallbacks() == 0
-
-
-def test_one_comparison_is_capped_without_a_run_budget() -> None:
+def test_long_or_chains_are_compared_exactly() -> None:
     left, right = _or_chain(1, 40, False), _or_chain(1, 40, True)
-    assert not markers_equivalent(left, right)  # ~70k environments x 88-term markers: refused before enumerating
+    assert markers_equivalent(left, right)  # 88 terms: enumeration refused these, the diagram is small
+    assert not markers_equivalent(left, right.replace("'m1x39'", "'m1x40'"))
     assert markers_equivalent(*REORDERED)
 
 
-def test_run_budget_is_charged_once_per_pair_and_then_refuses() -> None:
-    with marker_budget() as budget:
-        assert markers_equivalent(*REORDERED)
-        spent = limits.MAX_MARKER_RUN_WORK - budget.remaining
-        assert 0 < spent < limits.MAX_MARKER_WORK
-        assert markers_equivalent(*REORDERED) and budget.remaining == limits.MAX_MARKER_RUN_WORK - spent  # paid once
-    with marker_budget(spent - 1):
-        assert not markers_equivalent(*REORDERED)  # cached as equivalent, still refused: same verdict as a fresh process
+def test_marker_text_caps() -> None:
+    with pytest.raises(limits.LimitExceeded, match="characters long"):
+        markers_equivalent("sys_platform == '" + "x" * limits.MAX_MARKER_CHARS + "'", "sys_platform == 'linux'")
+    with pytest.raises(limits.LimitExceeded, match="nests parentheses"):
+        deep = "(" * (limits.MAX_MARKER_NESTING + 1) + "sys_platform == 'linux'" + ")" * (limits.MAX_MARKER_NESTING + 1)
+        markers_equivalent(deep, "sys_platform == 'linux'")
+    nested = "(" * limits.MAX_MARKER_NESTING + "sys_platform == 'linux'" + ")" * limits.MAX_MARKER_NESTING
+    assert markers_equivalent(nested, "sys_platform == 'linux'")
 
 
-def test_freshness_fallback_never_flags_normalized_equal_markers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_MARKER_RUN_WORK", 0)
-    pyproject = PYPROJECT.replace('"alpha>=1"', "\"alpha>=1; sys_platform=='linux'\"")
-    respelled = LOCK.replace('{ name = "alpha", specifier = ">=1" }', "{ name = \"alpha\", specifier = \">=1\", marker = \"sys_platform == 'linux'\" }")
-    assert run_rules(inputs(pyproject, respelled)) == []
-    reordered_py = PYPROJECT.replace('"alpha>=1"', "\"alpha>=1; os_name == 'nt' or sys_platform == 'linux'\"")
-    reordered_lock = LOCK.replace('{ name = "alpha", specifier = ">=1" }', "{ name = \"alpha\", specifier = \">=1\", marker = \"sys_platform == 'linux' or os_name == 'nt'\" }")
-    (finding,) = run_rules(inputs(reordered_py, reordered_lock))
-    assert finding.rule == "lock-stale" and "compared as text" in finding.message
-    monkeypatch.undo()
-    assert run_rules(inputs(reordered_py, reordered_lock)) == []  # by meaning they are the same
+def test_an_exponential_diagram_is_refused_not_approximated() -> None:
+    # (a1 and b1) or (a2 and b2) or ...: with every a before every b, 2**n nodes (uv builds the same)
+    bomb = " or ".join(f"(extra == 'a{i:02}' and extra == 'b{i:02}')" for i in range(40))
+    with pytest.raises(markers.marker_tree.MarkerTooLarge, match="decision diagram passes"):
+        is_never(bomb)
+    assert not is_never(" or ".join(f"(extra == 'a{i:02}' and extra == 'b{i:02}')" for i in range(8)))  # 2**8: fine
 
 
-def test_marker_caps_cover_real_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bundled Megatron-LM triple stays far from the caps (limits.py states its real costs)."""
+def test_marker_caps_cover_real_data() -> None:
+    """The bundled Megatron-LM triple stays far from the node cap (limits.py states its real sizes)."""
     from conftest import BUNDLED
 
-    from depsync.core.rules import freshness
-
-    budgets: list[markers.MarkerBudget] = []
-
-    @contextmanager
-    def recording(work: int | None = None) -> Iterator[markers.MarkerBudget]:
-        with marker_budget(work) as budget:
-            budgets.append(budget)
-            yield budget
-
-    monkeypatch.setattr(freshness, "marker_budget", recording)
     project = BUNDLED / "megatron-dev"
+    markers._STORE = markers.marker_tree.Store()  # count this check's nodes alone
     findings = run_rules(inputs((project / "pyproject.toml").read_text(), (project / "uv.lock").read_text()))
     assert not [f for f in findings if f.rule == "lock-stale"]
-    (budget,) = budgets
-    assert budget.fallbacks == 0
-    assert limits.MAX_MARKER_RUN_WORK - budget.remaining < limits.MAX_MARKER_RUN_WORK // 20
+    assert 0 < len(markers._STORE.var) < limits.MAX_MARKER_NODES // 20
 
+
+def test_many_markers_under_the_marker_cap_are_refused_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each marker is under MAX_MARKER_NODES; their sum passes one check's cap (here set low to
+    be quick: the same rule at any size)."""
+    monkeypatch.setattr(limits, "MAX_MARKER_CHECK_NODES", 2_000)
+    chains = [" or ".join(f"(extra == 'a{i}{k:02}' and extra == 'b{i}{k:02}')" for k in range(6)) for i in range(40)]
+    pyproject = PYPROJECT.replace('"alpha>=1"', ", ".join(f'"alpha>=1; {c}"' for c in chains))
+    with pytest.raises(markers.marker_tree.MarkerTooLarge, match="the markers of one check"):
+        run_rules(inputs(pyproject, LOCK))
+    assert markers._store().check_allowance == float("inf")  # the bound ends with the check
+    assert not is_never(chains[0])  # outside a check only the per-marker cap applies

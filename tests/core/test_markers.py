@@ -71,7 +71,25 @@ def test_other_platforms_exist() -> None:
     assert not markers_equivalent(parse_marker("sys_platform != 'win32'"), parse_marker("platform_system == 'Linux' or sys_platform == 'darwin'"))
 
 
-def test_a_comparison_packaging_cannot_evaluate_falls_back_to_text() -> None:
-    # uv accepts `~=` on a platform string; packaging raises when it evaluates it
+def test_a_comparison_uv_ignores_is_left_out() -> None:
+    # uv accepts `~=` on a platform string and ignores the term (packaging raises evaluating it)
     assert markers_equivalent("sys_platform ~= 'linux'", "sys_platform ~= 'linux'", ">=3.10")
     assert not markers_equivalent("sys_platform ~= 'linux'", "sys_platform == 'linux'", ">=3.10")
+    assert markers_equivalent("sys_platform ~= 'linux'", None, ">=3.10")
+
+
+@pytest.mark.parametrize(
+    "pyproject, lock",
+    [
+        # three real false errors: each marker within an extra, as uv records it
+        (
+            "((sys_platform == 'linux' and (platform_machine == 'x86_64' or platform_machine == 'aarch64')) or (sys_platform == 'darwin' and platform_machine == 'arm64')) and extra == 'ml'",
+            "(platform_machine == 'aarch64' and sys_platform == 'linux' and extra == 'ml') or (platform_machine == 'arm64' and sys_platform == 'darwin' and extra == 'ml') or (platform_machine == 'x86_64' and sys_platform == 'linux' and extra == 'ml')",
+        ),
+        ("(platform_machine == 'AMD64' or platform_machine == 'x86_64') and extra == 'cu128'", "(platform_machine == 'AMD64' and extra == 'cu128') or (platform_machine == 'x86_64' and extra == 'cu128')"),
+        # uv writes platform_system as sys_platform
+        ("platform_system == 'Linux' and python_version >= '3.11' and extra == 'dev'", "python_full_version >= '3.11' and sys_platform == 'linux' and extra == 'dev'"),
+    ],
+)
+def test_real_false_errors_are_equivalent(pyproject: str, lock: str) -> None:
+    assert markers_equivalent(pyproject, lock, ">=3.10")

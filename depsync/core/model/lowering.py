@@ -136,17 +136,17 @@ def lower(text: str, origin: str, project: Pyproject, context: Context = Context
         if source_marker is None:
             uncovered = None
         elif uncovered is not None:
-            negated = negate(source_marker)
-            uncovered = None if negated is None else [*uncovered, negated]
+            negated = negate(source_marker)  # None: the source marker is never true, it covers nothing
+            uncovered = uncovered if negated is None else [*uncovered, negated]
         combined = conjoin(marker, source_marker)
         if source_marker is not None and combined is not None and is_never(combined):
             continue  # uv drops a source entry the requirement's own marker rules out
         out.append(Req(name, extras, keep_spec, combined, source, text, origin))
-    if uncovered:
+    if uncovered is not None:
         # uv: "fill the remaining space with the negation of the sources": the requirement as
         # written (specifier kept, default index) where no source marker holds, if anywhere
         remaining = conjoin(marker, *uncovered)
-        if remaining is not None and not is_never(remaining):
+        if not is_never(remaining):
             out.append(Req(name, extras, spec, remaining, REGISTRY, text, origin))
     return out
 

@@ -26,11 +26,10 @@ from depsync.core.model.lowering import (
 )
 from depsync.core.model.markers import (
     InvalidMarker,
-    marker_budget,
+    bounded_check,
     markers_equivalent,
     parse_marker,
     specifiers_equivalent,
-    text_fallbacks,
 )
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.uv_settings import PROJECT_ONLY, UNMODELLED, UvSettings
@@ -48,12 +47,6 @@ from depsync.core.rules.registry import RULES
 from depsync.errors import DepsyncError
 
 _FIX = "run `depsync lock` (uv lock with the image's uv) and commit the new uv.lock"
-# markers too large to compare by meaning were compared as text (model/markers.py): a
-# finding that rests on markers may then be one uv would not report, so say how to ask uv
-_TEXT_FALLBACK_NOTE = (
-    " (some markers were too large to compare by meaning and were compared as text;"
-    " if `depsync check --deep` passes, the lock is fine)"
-)
 _PYPI = "https://pypi.org/simple"
 # Locks of this revision and later record [tool.uv] default-groups in the root package;
 # uv checks them only there (measured: the same lock relabelled revision 4 passes).
@@ -105,15 +98,13 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX, file: str = "") -> None:
-        """markers: the finding rests on marker comparisons, which may have fallen back to text;
-        file: the file pyproject_line is in when it is not the pyproject (a uv.toml)."""
-        note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, fix: str = _FIX, file: str = "") -> None:
+        """file: the file pyproject_line is in when it is not the pyproject (a uv.toml)."""
         if pyproject_line:
             where, line = file or self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", fix))
 
     def setting(self, settings: UvSettings, key: str, message: str, *, fix: str = _FIX) -> None:
         """A finding on a resolver setting, at its line in the file uv reads it from."""
@@ -128,9 +119,9 @@ class _Stale:
                 unpaired.remove(was)
             detail = f"; the lock records `{was.describe()}`" if was else "; the lock does not record it"
             where = req.origin.replace("extra:", "extra ").replace("group:", "group ") or what
-            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line, markers=True)
+            self.add(f"{where}: pyproject asks for `{req.describe()}`{detail}", pyproject_line=line, lock_line=lock_line)
         for req in unpaired:
-            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line, markers=True)
+            self.add(f"{what}: the lock records `{req.describe()}`, which pyproject no longer asks for", lock_line=lock_line)
 
 
 def _spec(text: str | None) -> frozenset[tuple[str, str]] | None:
@@ -270,9 +261,8 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     if not pyproject.name and "workspace" not in pyproject.uv:
         return  # neither a project nor a workspace root: nothing uv would lock
     try:
-        # one budget for every marker comparison of this check (limits.MAX_MARKER_RUN_WORK);
-        # findings are collected inside it, so the budget never outlives a paused generator
-        with marker_budget():
+        # findings are collected inside the bound, so it never outlives a paused generator
+        with bounded_check():
             settings = inputs.uv_settings or pyproject.uv_settings
             findings = [*_check(pyproject, settings, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
     except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
@@ -433,7 +423,6 @@ def _check_root_project(stale: _Stale, pyproject: Pyproject, lock: Lock) -> Expe
         stale.add(
             f"requires-python is {wanted_python!r} in pyproject but {lock.requires_python!r} in the lock",
             pyproject_line=lines.key("project", "requires-python"),
-            markers=True,
         )
 
     root = lock.root(pyproject.name)
@@ -499,7 +488,6 @@ def _check_workspace_inputs(stale: _Stale, pyproject: Pyproject, settings: UvSet
             stale.add(
                 f"[tool.uv] {key} differ from the lock's {lock_key}",
                 pyproject_line=lines.key("tool.uv", key) or lines.table("tool.uv"),
-                markers=True,
             )
 
     options = lock.options
