@@ -26,7 +26,8 @@ from depsync.shell.runners.choose import choose_runner
 from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
 from depsync.shell.uv import error_summary
-from depsync.shell.workspace import FileReader, ci_dockerfile, config_of
+from depsync.shell.ci_dockerfiles import ci_dockerfiles, refuse_unparsed
+from depsync.shell.workspace import FileReader, config_of
 
 
 def run(options: LockRequest) -> int:
@@ -38,7 +39,10 @@ def run(options: LockRequest) -> int:
     reader = FileReader(root)
     pyproject = Pyproject.from_text(reader.read_text("pyproject.toml") or "")  # required: a missing one is an error
     config = config_of(reader)
-    dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
+    ci = ci_dockerfiles(reader, config, options.build_args)  # the set `check` checks: configured, else discovered
+    refuse_unparsed(ci)
+    dockerfile = ci.for_lock()
+    dockerfile_path = dockerfile.path if dockerfile else None
     lock_path = confined(root, config.lock, "the lock path")
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
     if old_bytes is not None:
@@ -48,6 +52,11 @@ def run(options: LockRequest) -> int:
     started = time.monotonic()
     with LockProgress(sys.stderr) as progress:
         runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path, on_line=progress.line, on_phase=progress.phase, say=progress.say)
+        # which Dockerfile gave the uv version and image, and why (after the choice: an error stays one line)
+        if dockerfile is not None:
+            progress.say(ci.describe_lock())
+        else:
+            ui.detail(ci.describe_lock())
         progress.say(f"uv lock: starting ({why})")
         result: LockRun = runner.lock(root, args, options.timeout, progress.line, on_phase=progress.phase)
     elapsed = time.monotonic() - started

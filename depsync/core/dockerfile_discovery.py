@@ -1,4 +1,4 @@
-"""Which of a project's Dockerfiles `check` reads when none are configured.
+"""Which of a project's Dockerfiles are its CI Dockerfiles when none are configured (check, lock, reconcile, guard).
 
 The candidates come from depsync/dockerfile_scan.py (bounded, inside the project, no
 symlinks). One is checked when it runs uv against this project: a `uv sync`, `uv lock`,
@@ -28,7 +28,7 @@ from typing import Literal
 
 from depsync.core import limits
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
-from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN
+from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN, UvCommand
 from depsync.errors import DepsyncError
 
 _PROJECT_COMMANDS = frozenset({"sync", "lock", "export", "run"})
@@ -83,13 +83,18 @@ def _names_project(value: str) -> bool:
     return value in (".", "./") or value.endswith(("pyproject.toml", "uv.lock")) or value.startswith(("--group", "--extra", "--all-extras"))
 
 
-def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
+def project_command(dockerfile: Dockerfile) -> UvCommand | None:
+    """The first uv command of the Dockerfile that runs on the project (what makes it a CI Dockerfile)."""
     for command in dockerfile.uv_commands:
         if command.subcommand in _PROJECT_COMMANDS:
-            return True
+            return command
         if command.subcommand in _PIP_INSTALLS and any(_names_project(word.value) for word in command.words):
-            return True
-    return False
+            return command
+    return None
+
+
+def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
+    return project_command(dockerfile) is not None
 
 
 # -- the raw text of a Dockerfile that does not parse ------------------------------------------------

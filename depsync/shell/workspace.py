@@ -8,72 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config, DockerfileSpec, load_config
-from depsync.core.dockerfile_discovery import (
-    Discovery,
-    NotParsed,
-    Unparsed,
-    decide,
-    not_parsed,
-    owning_project,
-)
-from depsync.core.limits import check_size
+from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
-from depsync.core.trust import project_relative
 from depsync.errors import DepsyncError
 from depsync.shell import dockerfile_scan
 from depsync.shell.members import member_directories
+from depsync.shell.reader import FileReader, inside
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
     from depsync.core.model.lock import Lock
     from depsync.core.model.uv_settings import UvSettings
     from depsync.core.rules.inputs import CheckInputs, ProtectedFile
-
-
-def inside(path: Path, root: Path) -> bool:
-    """path, symlinks resolved, is root or below it."""
-    return path.resolve().is_relative_to(root.resolve())
-
-
-@dataclass(frozen=True)
-class FileReader:
-    """Reads project files from the work tree (ref None) or from a git ref, by path relative to root."""
-
-    root: Path
-    ref: str | None = None
-
-    def read_bytes(self, path: str) -> bytes | None:
-        """The file's bytes, None when absent. Paths come from config and the lock: one that
-        leaves the project (`..`, absolute, a symlink pointing out) is an error, never read."""
-        relative = project_relative(path, "path")
-        if self.ref is not None:
-            from depsync.shell import git
-
-            data = git.read_blob(self.root, self.ref, relative)
-            if data is not None:
-                check_size(len(data), f"{self.ref}:{relative}")
-            return data
-        file = self.root / relative
-        if not file.is_file():
-            return None
-        if not inside(file, self.root):
-            raise DepsyncError(f"{path} resolves outside the project (a symlink); depsync does not read it", path)
-        check_size(file.stat().st_size, path)
-        return file.read_bytes()
-
-    def read_text(self, path: str, *, required: bool = True) -> str | None:
-        data = self.read_bytes(path)
-        where = f"{self.ref}:{path}" if self.ref else path
-        if data is None:
-            if required:
-                # no `where`: the message names the path already ("uv.lock: uv.lock not found" said it twice)
-                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"))
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DepsyncError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
 
 
 @dataclass(frozen=True)
@@ -99,15 +46,6 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
 
 def _config_in(text: str, pyproject_path: str) -> Config:
     return load_config(Pyproject.from_text(text, pyproject_path).depsync_config, text, pyproject_path)
-
-
-def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
-    """The first configured Dockerfile that exists (the CI image's recipe) and its path."""
-    for spec in config.dockerfiles:
-        text = reader.read_text(spec.path, required=False)
-        if text:
-            return Dockerfile.from_text(text, spec.path, {**spec.build_args, **(build_args or {})}), spec.path
-    return None, None
 
 
 def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
@@ -154,21 +92,14 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     else:
         lock = Lock.from_text(lock_text, config.lock)
 
-    skipped: tuple[tuple[str, str], ...] = ()
+    from depsync.shell.ci_dockerfiles import ci_dockerfiles
+
+    ci = ci_dockerfiles(reader, config)
+    dockerfiles, skipped, unparsed = list(ci.dockerfiles), ci.discovery.skipped, ci.discovery.unparsed
     scan_stopped = 0  # the discovery's directory-entry bound, when it was reached
-    unparsed: tuple[Unparsed, ...] = ()
-    if config.dockerfiles_configured:
-        dockerfiles = []
-        for spec in config.dockerfiles:
-            text = reader.read_text(spec.path, required=True)
-            if text is not None:
-                dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
-    else:
-        found = discover_dockerfiles(reader)
-        dockerfiles, skipped, unparsed = list(found.checked), found.skipped, found.unparsed
-        if found.truncated:
-            skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
-            scan_stopped = dockerfile_scan.MAX_ENTRIES
+    if ci.discovery.truncated:
+        skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
+        scan_stopped = dockerfile_scan.MAX_ENTRIES
 
     files = uv_project_files(reader, config, pyproject, lock)
 
@@ -190,40 +121,6 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
         files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
         dockerfile_scan_stopped=scan_stopped,
     )
-
-
-def dockerfile_candidates(reader: FileReader) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-    """dockerfile_scan over the work tree, or over the tree at reader.ref."""
-    if reader.ref is None:
-        return dockerfile_scan.scan(str(reader.root))
-    from depsync.shell import git
-
-    return dockerfile_scan.git_scan(git.list_tree(reader.root, reader.ref))
-
-
-def discover_dockerfiles(reader: FileReader) -> Discovery:
-    """The project's Dockerfiles that run uv on it (depsync/dockerfile_discovery.py), each
-    candidate read through reader (so never through a symlink out of the project)."""
-    candidates, projects, truncated = dockerfile_candidates(reader)
-    parsed: dict[str, Dockerfile | NotParsed | str] = {}
-    real: dict[Path, str] = {}
-    for path in candidates:
-        if owning_project(path, projects) is not None:
-            continue
-        if reader.ref is None:
-            target = (reader.root / path).resolve()
-            if target in real:  # `Dockerfile -> docker/Dockerfile.ci`: one file, checked once
-                parsed[path] = f"the same file as {real[target]}"
-                continue
-            real[target] = path
-        text = None
-        try:
-            text = reader.read_text(path, required=False)
-            parsed[path] = "not found" if text is None else Dockerfile.from_text(text, path)
-        except DepsyncError as exc:
-            # read, then refused (its syntax, a bound): its text says whether it runs uv (a finding)
-            parsed[path] = f"not read: {exc.message}" if text is None else not_parsed(text, exc)
-    return decide(candidates, projects, parsed, truncated)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ DOCS: dict[str, RuleDoc] = {
         "line the error names; for an unterminated heredoc, the instruction that opens it; otherwise the first uv command. "
         f"Past the size bound, the first {limits.MAX_TEXT_SCAN_CHARS:,} characters are read for uv commands. A file "
         "whose text shows no such command is only listed by `check -v`; a configured Dockerfile that does not parse stops the "
-        "check (exit 2).",
+        "check (exit 2). It is an error: the gate fails, and `depsync lock` refuses to relock (it cannot read the uv version the "
+        "file pins). A search for Dockerfiles that stopped at its bound of directory entries is the same rule as a warning.",
         example='RUN --mount=type=cache,target=/root/.cache/uv \\\n    bash -ex <<"EOF"\n    uv sync --locked\n# no line `EOF` follows: the heredoc never ends',
         fix="Fix the syntax (`docker build` fails on it too), or list the Dockerfiles to check in `[tool.depsync] dockerfiles`. "
         "Past a bound, simplify or split the file: the bounds are fixed (they keep a hostile file from stalling the check).",

@@ -35,7 +35,7 @@ RULES: dict[str, Rule] = {
         Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
         Rule("docker-no-install-renamed", _E, "a `--no-install-package` names a package the lock now has as another build (`-cu12` -> `-cu13`), which the image installs"),
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
-        Rule("docker-unparsed", _W, "a Dockerfile found in the project runs uv but does not parse, or is past depsync's bounds, so it was not checked"),
+        Rule("docker-unparsed", _E, "a Dockerfile found in the project runs uv but does not parse, or is past depsync's bounds, so it was not checked"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
         Rule("static-model-disagrees", _W, "depsync's static model called uv.lock stale, but a real `uv lock --check --offline` accepts it"),
         Rule("metadata-rev-mismatch", _E, "a dependency-metadata version (`2.14.0+f031cf87`) names another sha than its git source"),
