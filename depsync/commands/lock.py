@@ -112,6 +112,7 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     import os
 
     from depsync.core.model.lock import Lock
+    from depsync.core.findings import listed
     from depsync.core.rules.missing_members import HINT, recorded_member_dirs
 
     try:
@@ -121,7 +122,7 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     missing = sorted(path for path in members.values()
                      if not os.path.isabs(path) and ".." not in path.split("/") and not os.path.isfile(os.path.join(root, path, "pyproject.toml")))
     if missing:
-        raise DepsyncError(f"member directory missing: {', '.join(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
+        raise DepsyncError(f"member directory missing: {listed(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
 
 
 __all__ = ["LockRequest", "prune_caches", "run"]

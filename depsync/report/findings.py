@@ -49,6 +49,7 @@ def to_json(findings: Sequence[Finding], *, project: str) -> str:
                 "severity": str(f.severity),
                 "message": redact(f.message),
                 "fix": redact(f.fix),
+                **({"items": [redact(item) for item in f.items]} if f.items else {}),
             }
             for f in findings
         ],

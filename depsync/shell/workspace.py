@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -119,7 +119,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     return CheckInputs(
         config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "",
         files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
-        dockerfile_scan_stopped=scan_stopped,
+        dockerfile_scan_stopped=scan_stopped, members_not_checked_out=files.not_checked_out,
     )
 
 
@@ -130,14 +130,18 @@ class UvProjectFiles:
     local_projects: dict[str, Pyproject]
     workspace_members: frozenset[str] | None  # from the work tree only: None at a ref
     uv_settings: UvSettings | None
+    # members the lock records in git submodules that are not checked out: name -> lock path
+    not_checked_out: dict[str, str] = field(default_factory=dict)
 
 
 def uv_project_files(reader: FileReader, config: Config, pyproject: Pyproject, lock: Lock | None) -> UvProjectFiles:
     """One reading of them for check, reconcile's closing check and guard."""
+    local, not_checked_out = _local_projects(reader, lock) if lock else ({}, {})
     return UvProjectFiles(
-        _local_projects(reader, lock) if lock else {},
-        _workspace_members(reader.root, pyproject) if reader.ref is None else None,
+        local,
+        _workspace_members(reader.root, pyproject) if reader.ref is None else _workspace_members_at(reader, pyproject),
         uv_settings_file(reader, config, pyproject),
+        not_checked_out,
     )
 
 
@@ -172,20 +176,40 @@ def uv_settings_file(reader: FileReader, config: Config, pyproject: Pyproject) -
     return None
 
 
-def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
-    """pyproject.toml of each local package in the lock (path, editable, workspace member)."""
-    out = {}
+def _local_projects(reader: FileReader, lock: Lock) -> tuple[dict[str, Pyproject], dict[str, str]]:
+    """(pyproject.toml of each local package in the lock (path, editable, workspace member), by
+    lock path; the recorded workspace members in git submodules that are not checked out).
+
+    At a ref, a member inside a submodule is read from the submodule's checkout at the commit
+    the ref records (depsync/shell/submodules.py): `check --ref` sees what `check` sees."""
+    from depsync.core.rules.missing_members import recorded_member_dirs
+    from depsync.shell.submodules import Submodules, submodules_of
+
+    out: dict[str, Pyproject] = {}
+    unread: list[str] = []
+    submodules: Submodules | None = None
     for package in lock.packages:
         path = package.source.value
         if package.source.kind not in ("editable", "directory", "virtual") or path == ".":
             continue
+        name = f"{path}/pyproject.toml"
         try:
-            text = reader.read_text(f"{path}/pyproject.toml", required=False)
+            text = reader.read_text(name, required=False)
+            if text is None and reader.ref is not None:
+                submodules = submodules or submodules_of(reader.root, reader.ref)
+                data = submodules.read_at_ref(name)
+                text = data.decode("utf-8", errors="replace") if data is not None else None
         except (DepsyncError, ValueError):
             continue  # outside the repository (with --ref) or unreadable: not compared
-        if text is not None and not conflict_marker_lines(text):
-            out[path] = Pyproject.from_text(text, f"{path}/pyproject.toml")
-    return out
+        if text is None:
+            unread.append(path)
+        elif not conflict_marker_lines(text):
+            out[path] = Pyproject.from_text(text, name)
+    if not unread:
+        return out, {}
+    submodules = submodules or submodules_of(reader.root, reader.ref)
+    members = recorded_member_dirs(lock)
+    return out, {member: path for member, path in sorted(members.items()) if path in unread and submodules.containing(path) is not None}
 
 
 def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | None:
@@ -209,6 +233,44 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> frozenset[str] | Non
             member = Pyproject.from_text((directory / "pyproject.toml").read_text(), f"{relative}/pyproject.toml")
             if member.name:
                 names.add(member.name)
+    return frozenset(names)
+
+
+def _workspace_members_at(reader: FileReader, pyproject: Pyproject) -> frozenset[str] | None:
+    """_workspace_members at reader.ref, from the tree: a member inside a git submodule is read
+    through the submodule's checkout at the commit the ref records (as `check` reads it on disk)."""
+    import fnmatch
+
+    from depsync.core.paths_of import glob_regex
+    from depsync.shell import git
+    from depsync.shell.submodules import submodules_of
+
+    workspace = pyproject.uv.get("workspace")
+    if not isinstance(workspace, dict) or reader.ref is None:
+        return None
+    excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
+    entries = git.tree_entries(reader.root, reader.ref)
+    directories = {path.rpartition("/")[0] for mode, path, _ in entries if path.endswith("/pyproject.toml") and mode in ("100644", "100755")}
+    submodules = submodules_of(reader.root, reader.ref)
+    directories |= set(submodules.links)
+    names = {pyproject.name} if pyproject.name else set()
+    for pattern in workspace.get("members", []):
+        matches = glob_regex(str(pattern).rstrip("/"))
+        for relative in sorted(d for d in directories if d and matches.fullmatch(d)):
+            if any(fnmatch.fnmatch(relative, e) for e in excluded):
+                continue
+            path = f"{relative}/pyproject.toml"
+            try:
+                text = reader.read_text(path, required=False)
+                if text is None:
+                    data = submodules.read_at_ref(path)
+                    text = data.decode("utf-8", errors="replace") if data is not None else None
+            except (DepsyncError, ValueError):
+                continue
+            if text is not None and not conflict_marker_lines(text):
+                member = Pyproject.from_text(text, path)
+                if member.name:
+                    names.add(member.name)
     return frozenset(names)
 
 

@@ -88,6 +88,17 @@ DOCS: dict[str, RuleDoc] = {
         fix="Fix the syntax (`docker build` fails on it too), or list the Dockerfiles to check in `[tool.depsync] dockerfiles`. "
         "Past a bound, simplify or split the file: the bounds are fixed (they keep a hostile file from stalling the check).",
     ),
+    "members-not-checked-out": RuleDoc(
+        why="A workspace whose members live in git submodules needs them checked out: `actions/checkout` and a plain `git clone` "
+        "leave each submodule an empty directory. uv cannot use the lock then (it would drop the members and re-resolve), and what the "
+        "lock records for them cannot be compared, but the lock is not stale: relocking is not the fix. One finding says so, with the "
+        "count and the first few paths (the JSON output lists all of them under `items`); the rules that read members say they "
+        "cannot judge them instead of reporting what they define as unknown. `check --ref` reads a member through the submodule's "
+        "own checkout at the commit the ref records, so it gives the same verdict as `check` on the work tree.",
+        example="# .gitmodules: [submodule \"packages/member-lib\"] path = packages/member-lib\n"
+        "# uv.lock: [manifest] members = [\"member-lib\", \"root-app\"]\n# packages/member-lib/: empty (not checked out)",
+        fix="`git submodule update --init` (in GitHub Actions: `actions/checkout` with `submodules: true`), then check again.",
+    ),
     "lock-stale": RuleDoc(
         why="uv.lock records the inputs it was made from (requirements with their sources and markers, extras, groups, the manifest). "
         "When pyproject.toml asks for something else, `uv sync --locked` in the image fails and `uv lock --check` fails. "

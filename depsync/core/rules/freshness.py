@@ -15,7 +15,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
 
-from depsync.core.findings import Finding
+from depsync.core.findings import Finding, listed
 from depsync.core.model import exclude_newer
 from depsync.core.model.lock import Lock
 from depsync.core.model.lowering import (
@@ -42,8 +42,6 @@ from depsync.core.model.requirements import (
 )
 from depsync.core.names import canonicalize_name, canonicalize_version
 from depsync.core.rules.inputs import CheckInputs
-from depsync.core.rules.missing_members import FIX as MISSING_FIX
-from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
 from depsync.core.rules.registry import RULES
 from depsync.errors import DepsyncError
 
@@ -105,7 +103,8 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX, file: str = "") -> None:
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, markers: bool = False, fix: str = _FIX, file: str = "",
+            items: tuple[str, ...] = ()) -> None:
         """markers: the finding rests on marker comparisons, which may have fallen back to text;
         file: the file pyproject_line is in when it is not the pyproject (a uv.toml)."""
         note = _TEXT_FALLBACK_NOTE if markers and text_fallbacks() else ""
@@ -113,7 +112,7 @@ class _Stale:
             where, line = file or self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}{note}", fix, items))
 
     def setting(self, settings: UvSettings, key: str, message: str, *, fix: str = _FIX) -> None:
         """A finding on a resolver setting, at its line in the file uv reads it from."""
@@ -287,19 +286,18 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
     members = inputs.workspace_members
     recorded_members = lock.manifest.get("members")
     if members is not None and recorded_members is not None:
-        recorded = frozenset(canonicalize_name(m) for m in recorded_members)
+        # members in submodules that are not checked out are their own finding
+        # (members-not-checked-out), never a stale lock: uv would drop them, relocking is no fix
+        recorded = frozenset(canonicalize_name(m) for m in recorded_members) - set(inputs.members_not_checked_out)
         if recorded != members:
-            # a recorded member whose directory holds no pyproject.toml: usually a git submodule
-            # that is not checked out (uv then drops the member and re-resolves, too)
-            missing = missing_member_dirs(inputs)
-            hint = f"; {missing_hint(missing)}" if missing else ""
-            stale.add(
-                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}{hint}",
-                pyproject_line=root.lines.table("tool.uv.workspace"),
-                fix=f"{MISSING_FIX}; relock only if the members really changed"
-                if missing
-                else _FIX,
+            added, dropped = sorted(members - recorded), sorted(recorded - members)
+            what = "; ".join(
+                part for part in (
+                    f"the workspace has member{'s' if len(added) > 1 else ''} {listed(added)} the lock does not record" if added else "",
+                    f"the lock records member{'s' if len(dropped) > 1 else ''} {listed(dropped)} the workspace does not have" if dropped else "",
+                ) if part
             )
+            stale.add(what, pyproject_line=root.lines.table("tool.uv.workspace"), fix=_FIX, items=(*added, *dropped))
     member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
     root_indexes = index_urls(root)
     for path, project in sorted(inputs.local_projects.items()):

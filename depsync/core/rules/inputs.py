@@ -47,6 +47,9 @@ class CheckInputs:
     # uv's resolver settings when they are not the root pyproject's [tool.uv] (a uv.toml beside
     # it, or above it in the project when it has no [tool.uv]); None: the root's [tool.uv]
     uv_settings: UvSettings | None = None
+    # workspace members the lock records in git submodules that are not checked out (name ->
+    # lock path): their pyproject.toml cannot be read, here or at the ref
+    members_not_checked_out: dict[str, str] = field(default_factory=dict)
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]
