@@ -208,7 +208,9 @@ DOCS: dict[str, RuleDoc] = {
         why="A git source pinned to a branch or tag (`rev = \"nv_dev\"`, `tag = \"v0.3.0\"`, or no rev at all) can move. The lock "
         "records the commit it resolved, but the next relock may silently pick another one. A short commit (`rev = \"abc1234\"`, a hex "
         "prefix) does not move but is not the commit either: the finding names the full commit the lock resolved. The same policy "
-        "covers direct git URLs in dependencies, extras and groups (`name @ git+https://github.com/org/name.git@main`).",
+        "covers direct git URLs in dependencies, extras and groups (`name @ git+https://github.com/org/name.git@main`), and the "
+        "`[tool.uv.sources]` and requirements of every workspace member as well as the root's (a finding names the member's "
+        "pyproject.toml).",
         example='[tool.uv.sources]\nemerging_optimizers = { git = "https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git", rev = "v0.3.0" }',
         fix="`depsync check --fix` pins `rev` to the full commit the lock resolved (the finding names it), dropping `tag`/`branch`. "
         "pyproject.toml changes, so relock afterwards with `depsync lock` (uv resolves the same commit). "
@@ -217,13 +219,14 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "source-host-not-allowed": RuleDoc(
         why="With `[tool.depsync] allowed-hosts`, git and url sources may only come from those hosts: a supply-chain guard against a "
-        "source that a merged PR pointed at a fork or a lookalike host.",
+        "source that a merged PR pointed at a fork or a lookalike host. Workspace members' own sources are held to it too.",
         example='# allowed-hosts = ["github.com"]\nfoo = { git = "https://gitlab.example/fork/foo.git", rev = "..." }',
         fix="Use an allowed host, or add this one to `allowed-hosts` after review.",
     ),
     "source-inert": RuleDoc(
         why="uv ignores a `[tool.uv.sources]` entry for a package that no dependency, extra or group asks for: the lock does not change. "
-        "Usually a sync brought main's source for a package dev does not use; it becomes live the day someone adds the dependency.",
+        "Usually a sync brought main's source for a package dev does not use; it becomes live the day someone adds the dependency. "
+        "A workspace member's own `[tool.uv.sources]` apply to that member's requirements: an entry none of them asks for is inert too.",
         example='[tool.uv.sources]\ndeep_gemm = { git = "https://github.com/deepseek-ai/DeepGEMM.git", rev = "..." }\n# nothing depends on deep_gemm',
         fix="Remove the entry, or add the package to the extra or group that needs it.",
     ),
