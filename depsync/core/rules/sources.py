@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
-from depsync.core.model.requirements import git_source, source_from_direct_url
+from depsync.core.model.requirements import git_source, source_from_direct_url, uv_requirement
 from depsync.core.names import canonicalize_name, host_of
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.missing_members import FIX as MISSING_FIX
@@ -26,10 +24,9 @@ def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
     """Names any requirement of the project asks for (dependencies, extras, groups, overrides...)."""
     names = set()
     for text, _ in project.all_requirement_strings():
-        try:
-            names.add(canonicalize_name(Requirement(text).name))
-        except InvalidRequirement:
-            continue
+        requirement = uv_requirement(text)  # as uv reads it: `pkg @ URL; marker` without a space too
+        if requirement is not None:
+            names.add(canonicalize_name(requirement.name))
     return names
 
 
@@ -141,11 +138,8 @@ def _direct_git_pins(project, lock: Lock | None) -> Iterator[Finding]:  # type: 
     """`name @ git+https://...@ref` requirements (dependencies, extras, groups): the same pin
     policy as [tool.uv.sources]. The URL itself is never shown (it may carry a token)."""
     for text, origin in project.all_requirement_strings():
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if not requirement.url or not requirement.url.startswith("git+"):
+        requirement = uv_requirement(text)  # packaging misses `pkg @ git+...@sha; marker` (no space before `;`)
+        if requirement is None or not requirement.url or not requirement.url.startswith("git+"):
             continue
         source = source_from_direct_url(requirement.url)
         kind, value = source.ref if source.ref else ("", "")
