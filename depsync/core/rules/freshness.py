@@ -41,6 +41,7 @@ from depsync.core.model.requirements import (
     specifier_key,
 )
 from depsync.core.names import canonicalize_name, canonicalize_version
+from depsync.core.rules import resolved
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
 from depsync.errors import DepsyncError
@@ -332,6 +333,10 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     expected = expected_inputs(project, context)
     if {"dependencies", "optional-dependencies"} & project.dynamic:
         return expected  # built at lock time: nothing static to compare
+    if resolved.applies(package, lock):  # uv's preview format: no [package.metadata], judged by what was resolved
+        for problem in resolved.problems(project, package, lock, context, member=member):
+            stale.add(problem.message, pyproject_line=problem.pyproject_line, lock_line=problem.lock_line, markers=True)
+        return expected
     metadata = package.raw.get("metadata", {})
     what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
     recorded_dist = lock.reqs(metadata.get("requires-dist", []), "requires-dist")
