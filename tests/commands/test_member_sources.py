@@ -85,3 +85,16 @@ def test_root_dependency_metadata_follows_a_members_source(tmp_path: Path, mater
         assert finding["file"] == "pyproject.toml"
         assert finding["message"] == f"dependency-metadata for zeta says version 1.0.0+deadbeef (sha deadbeef) but its source (in {MEMBER}) is pinned at rev {c1}"
         assert finding["fix"] == f'set version = "1.0.0+{c1[:8]}" and relock'
+
+
+def test_fix_pins_a_members_source_in_the_members_file(tmp_path: Path, material: LocalMaterial) -> None:
+    """`check --fix` pins a member's source where it is written, as it pins the root's."""
+    root = _workspace(tmp_path / "ws", material, f'zeta = {{ git = "{material.git.url}" }}  # the member\'s own\n')
+    before = (root / "pyproject.toml").read_bytes()
+    result = depsync("check", str(root), "--no-cache", "--fix")
+    assert "Traceback" not in result.stderr, result.stderr
+    member = (root / MEMBER).read_text()
+    (line,) = [line for line in member.splitlines() if line.startswith("zeta = ")]
+    assert f'rev = "{material.git.commits["c2"]}"' in line and line.endswith("# the member's own")
+    assert (root / "pyproject.toml").read_bytes() == before  # the root's file is not touched
+    assert "source-pin-not-commit" not in depsync("check", str(root), "--no-cache", "--format", "json").stdout

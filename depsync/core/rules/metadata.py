@@ -54,7 +54,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         git_tables, where = [t for t in sources.get(name, []) if "git" in t], ""
         if not git_tables:
             # the root has no source for it: a workspace member's own source is the pin (uv applies it there)
-            in_members = _member_git_tables(inputs, name)
+            in_members = member_git_tables(inputs, name)
             if len({repr(sorted(t.items())) for _, t in in_members}) == 1:
                 git_tables, where = [in_members[0][1]], f" (in {in_members[0][0]})"
         if len(git_tables) != 1:
@@ -80,7 +80,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         )
 
 
-def _member_git_tables(inputs: CheckInputs, name: str) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+def member_git_tables(inputs: CheckInputs, name: str) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
     """(member pyproject path, git source table) of each workspace member's own source for name."""
     lock = inputs.lock
     members = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in (lock.manifest.get("members", []) if lock else [])}
