@@ -258,6 +258,10 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     for path in (config.lock, *ci.paths, *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
     kept = [kept_dockerfile(path, ci.how, readers["base"].read_bytes(path), readers["main"].read_bytes(path)) for path in ci.paths]
+    # a CI Dockerfile main added (discovered on main, absent on dev): the merge keeps it as main wrote it; listed
+    if not config.dockerfiles_configured:
+        added = [p for p in ci_dockerfiles(readers["main"], config).paths if p not in ci.paths and dev_reader.read_bytes(p) is None]
+        kept += [kept_dockerfile(p, "discovered", readers["base"].read_bytes(p), readers["main"].read_bytes(p), None) for p in added]
     # the other files uv reads: dev's uv.toml and .python-version, members merged per key
     uv_files = _uv_files(root, config, readers, new_pyproject, data, dev_commit, main_commit)
     for decision in uv_files:

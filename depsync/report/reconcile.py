@@ -212,6 +212,9 @@ def _dockerfile_line(kept: DockerfileKept, result: Reconciliation) -> str:
     what = f"CI Dockerfile, {kept.how}"
     if not kept.main_changed:
         return f"- {_code(kept.path)} ({what}): main did not change it"
+    if kept.main_added:
+        return (f"- {_code(kept.path)} (CI Dockerfile, discovered on main): main added it ({kept.added} lines) and dev has none, so it stays "
+                "as main wrote it; the closing check reads it against the reconciled pyproject")
     change = "main deleted it" if kept.main_deleted else f"main changed it since the merge-base (+{kept.added} -{kept.removed} lines)"
     return f"- {_code(kept.path)} ({what}): {change}; dev's version is kept, review main's change: {_code(f'git diff {result.base_commit} {result.main_commit} -- {kept.path}')}"
 
@@ -382,7 +385,7 @@ def to_json(result: Reconciliation) -> str:
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
-        "ci_dockerfiles": [{"path": k.path, "how": k.how, "main_changed": k.main_changed, "added": k.added, "removed": k.removed, "main_deleted": k.main_deleted} for k in result.ci_dockerfiles],
+        "ci_dockerfiles": [{"path": k.path, "how": k.how, "main_changed": k.main_changed, "added": k.added, "removed": k.removed, "main_deleted": k.main_deleted, "main_added": k.main_added} for k in result.ci_dockerfiles],
         "taken_from_main": result.taken_from_main,
         "squashed_syncs": squashed_report.to_json(result.squashed, result.base_sha),
         "lock": {

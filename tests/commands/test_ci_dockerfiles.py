@@ -121,7 +121,7 @@ def test_reconcile_keeps_devs_discovered_dockerfile_and_lists_mains_change(histo
     assert result.returncode in (0, 1), result.stderr
     assert (history / CI).read_text() == _dockerfile() + "LABEL stage=dev\n"  # dev's, not the text merge
     (entry,) = json.loads(plan.read_text())["ci_dockerfiles"]
-    assert entry == {"path": CI, "how": "discovered", "main_changed": True, "added": 3, "removed": 1, "main_deleted": False}
+    assert entry == {"path": CI, "how": "discovered", "main_changed": True, "added": 3, "removed": 1, "main_deleted": False, "main_added": False}
     text = summary.read_text()
     assert "### CI Dockerfiles (dev's kept, like the triple)" in text
     base = git(history, "rev-parse", "--short=10", "main~1")
@@ -153,3 +153,23 @@ def test_check_at_a_ref_discovers_the_same_set(project: Path) -> None:
     at_ref = depsync(project, "check", "--no-cache", "--ref", "HEAD", "-v")
     here = depsync(project, "check", "--no-cache", "-v")
     assert f"Dockerfiles checked (found in the project): {CI}" in at_ref.stderr and f"Dockerfiles checked (found in the project): {CI}" in here.stderr
+
+
+def test_a_ci_dockerfile_main_added_is_listed_and_left_as_main_wrote_it(history: Path, material: LocalMaterial, tmp_path: Path) -> None:
+    """dev has no version to keep: the merge's file stays, and the PR body says so."""
+    subprocess.run(["git", "merge", "--abort"], cwd=history, check=True)
+    git(history, "checkout", "-q", "main")
+    (history / "Containerfile").write_text("FROM python:3.12-slim\nCOPY . /app\nRUN uv sync --locked --extra gpu\n")
+    git(history, "add", "Containerfile")
+    git(history, "commit", "-qm", "main: a second CI image")
+    git(history, "checkout", "-q", "sync")
+    assert subprocess.run(["git", "merge", "--no-commit", "--no-ff", "main"], cwd=history, capture_output=True).returncode == 0
+    plan, summary = tmp_path / "plan.json", tmp_path / "summary.md"
+    result = depsync(history, "reconcile", "--dev", "dev", "--no-lock", "--no-fetch", "--plan-json", str(plan), "--summary", str(summary), env=env_for(material))
+    assert result.returncode in (0, 1), result.stderr
+    assert (history / "Containerfile").is_file()
+    added = [e for e in json.loads(plan.read_text())["ci_dockerfiles"] if e["path"] == "Containerfile"]
+    assert added == [{"path": "Containerfile", "how": "discovered", "main_changed": True, "added": 3, "removed": 0, "main_deleted": False, "main_added": True}]
+    assert "- `Containerfile` (CI Dockerfile, discovered on main): main added it (3 lines) and dev has none" in summary.read_text()
+    # the closing check read it: its `--extra gpu` is not in the reconciled pyproject
+    assert any(f["rule"] == "docker-unknown-extra" and f["file"] == "Containerfile" for f in json.loads(plan.read_text())["findings"])

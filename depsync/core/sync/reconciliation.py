@@ -44,10 +44,11 @@ class DockerfileKept:
     added: int = 0  # lines main's version has that the merge-base's lacks
     removed: int = 0
     main_deleted: bool = False  # main removed the file
+    main_added: bool = False  # a CI Dockerfile main added that dev does not have: main's, as the merge brought it
 
     @property
     def main_changed(self) -> bool:
-        return self.main_deleted or bool(self.added or self.removed)
+        return self.main_deleted or self.main_added or bool(self.added or self.removed)
 
 
 def diffstat(old: str, new: str) -> tuple[int, int]:
@@ -63,8 +64,11 @@ def diffstat(old: str, new: str) -> tuple[int, int]:
     return added, removed
 
 
-def kept_dockerfile(path: str, how: str, base: bytes | None, main: bytes | None) -> DockerfileKept:
-    """What main changed in a CI Dockerfile since the merge-base (base, main: its bytes there; None: absent)."""
+def kept_dockerfile(path: str, how: str, base: bytes | None, main: bytes | None, dev: bytes | None = b"") -> DockerfileKept:
+    """What main changed in a CI Dockerfile since the merge-base (base, main, dev: its bytes there;
+    None: absent). One dev does not have and main added stays main's (dev has no version to keep)."""
+    if dev is None and base is None and main is not None:
+        return DockerfileKept(path, how, len(main.decode(errors="replace").splitlines()), 0, main_added=True)
     if base == main:
         return DockerfileKept(path, how)
     if main is None:
