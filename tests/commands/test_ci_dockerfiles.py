@@ -173,3 +173,29 @@ def test_a_ci_dockerfile_main_added_is_listed_and_left_as_main_wrote_it(history:
     assert "- `Containerfile` (CI Dockerfile, discovered on main): main added it (3 lines) and dev has none" in summary.read_text()
     # the closing check read it: its `--extra gpu` is not in the reconciled pyproject
     assert any(f["rule"] == "docker-unknown-extra" and f["file"] == "Containerfile" for f in json.loads(plan.read_text())["findings"])
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus_dockerfiles"
+# each real Dockerfile of tests/corpus_dockerfiles: the uv command that makes it a CI Dockerfile, and its uv pin
+REAL = {
+    "base-python-project.Dockerfile": ("uv pip install", 12, None),
+    "fastapi-project-template.Dockerfile": ("uv sync", 14, None),
+    "leafmine-signature.Dockerfile": ("uv sync", 11, None),
+    "tools-sync-action.Dockerfile": ("uv sync", 13, "0.11.25 (FROM ghcr.io/astral-sh/uv, line 1)"),
+    "uv-docker-example-multistage.Dockerfile": ("uv sync", 18, None),
+    "vllm-excerpt.Dockerfile": ("uv pip install", 74, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_every_real_ci_dockerfile_is_the_one_lock_names(tmp_path: Path, name: str) -> None:
+    from depsync.shell.ci_dockerfiles import ci_dockerfiles
+    from depsync.shell.reader import FileReader
+
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / name).write_bytes((CORPUS / name).read_bytes())
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = []\n')
+    command, line, pin = REAL[name]
+    pins = f"it pins uv {pin}" if pin else "it pins no uv version"
+    described = ci_dockerfiles(FileReader(tmp_path), Config()).describe_lock()
+    assert described == f"CI Dockerfile: docker/{name}, discovered: it runs `{command}` on the project at line {line}; {pins}"
