@@ -349,7 +349,7 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     if lock.revision >= EXTRAS_REVISION and recorded_extras != set(expected.provides_extras):
         added = sorted(set(expected.provides_extras) - recorded_extras)
         removed = sorted(recorded_extras - set(expected.provides_extras))
-        parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+        parts = ([f"added {listed(added)}"] if added else []) + ([f"removed {listed(removed)}"] if removed else [])
         stale.add(f"{project.name} extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
     if member:
         _compare_groups(stale, project, package, expected)

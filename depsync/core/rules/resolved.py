@@ -17,6 +17,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from depsync.core.findings import listed
 from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.model.lowering import Context, lower
 from depsync.core.model.markers import markers_equivalent
@@ -60,7 +61,7 @@ def problems(project: Pyproject, package: LockPackage, lock: Lock, context: Cont
     wanted_extras = {canonicalize_name(e) for e in project.optional_dependencies}
     if set(extras) != wanted_extras:
         added, removed = sorted(wanted_extras - set(extras)), sorted(set(extras) - wanted_extras)
-        parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+        parts = ([f"added {listed(added)}"] if added else []) + ([f"removed {listed(removed)}"] if removed else [])
         found.append(Problem(f"{project.name} extras changed ({'; '.join(parts)})", lines.table("project.optional-dependencies")))
     for extra, texts in project.optional_dependencies.items():
         key = canonicalize_name(extra)
