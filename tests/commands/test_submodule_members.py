@@ -201,3 +201,13 @@ def test_a_real_workspace_of_72_submodules_not_checked_out_is_one_short_finding(
             shown = depsync("check", str(bare), "--no-cache", "--format", output, *args).stdout
             assert "and 69 more" in shown and "livekit-plugins-xai" not in shown, output
         assert findings(full, "--no-cache", *args) == []  # checked out: fresh, as uv says
+
+
+def test_the_cached_verdict_follows_a_submodule_checked_out_later(clones: tuple[Path, Path]) -> None:
+    """The result cache (work tree and --ref): `git submodule update --init` is a change of input."""
+    _, bare = clones
+    for args in ((), ("--ref", "HEAD")):
+        assert [f["rule"] for f in findings(bare, *args) if f["severity"] == "error"] == ["members-not-checked-out"]
+    _git(bare, "submodule", "-q", "update", "--init")
+    for args in ((), ("--ref", "HEAD")):
+        assert [f["rule"] for f in findings(bare, *args) if f["severity"] == "error"] == [], args
