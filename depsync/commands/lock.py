@@ -26,7 +26,8 @@ from depsync.shell.runners.choose import choose_runner
 from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
 from depsync.shell.uv import error_summary
-from depsync.shell.ci_dockerfiles import ci_dockerfiles, refuse_unparsed
+from depsync.core.dockerfile_discovery import refuse_unparsed
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.workspace import FileReader, config_of
 
 

@@ -47,7 +47,8 @@ from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of
 from depsync.errors import DepsyncError
 from depsync.report import ui
 from depsync.shell import faults, git, signals, trusted_config, uv_confirm
-from depsync.shell.ci_dockerfiles import CiDockerfiles, ci_dockerfiles
+from depsync.core.dockerfile_discovery import CiDockerfiles
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.fileio import (
     Snapshot,
     confined,

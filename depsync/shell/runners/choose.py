@@ -142,7 +142,8 @@ def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks
     """choose_runner for the pyproject and CI Dockerfile `reader` sees (a commit or the work
     tree): the one relock path of reconcile and the merge driver, so both honour the pin."""
     from depsync.core.model.pyproject import Pyproject
-    from depsync.shell.ci_dockerfiles import ci_dockerfiles, refuse_unparsed
+    from depsync.core.dockerfile_discovery import refuse_unparsed
+    from depsync.shell.ci_dockerfiles import ci_dockerfiles
 
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
     ci = ci_dockerfiles(reader, config, request.build_args)  # the set `check` checks: configured, else discovered
