@@ -300,7 +300,8 @@ class CiDockerfiles:
         """One line for `depsync lock`: which Dockerfile gives the uv version and image, and why."""
         chosen = self.for_lock()
         if chosen is None:
-            return "CI Dockerfile: none (no Dockerfile in the project runs uv on it)"
+            why = "[tool.depsync] dockerfiles is empty" if self.how == "configured" else "no Dockerfile in the project runs uv on it"
+            return f"CI Dockerfile: none ({why})"
         pin = f"; it pins uv {chosen.uv_pins[0].version} ({chosen.uv_pins[0].how}, line {chosen.uv_pins[0].line})" if chosen.uv_pins else "; it pins no uv version"
         others = len(self.dockerfiles) - 1
         more = f"; {others} more CI Dockerfile{'s' if others != 1 else ''} checked by `depsync check`" if others else ""
