@@ -520,14 +520,16 @@ def test_the_action_fails_on_findings_after_writing_them(pr_repo: Path, material
 
 
 def test_the_action_installs_uv_so_a_lock_uv_accepts_passes(pr_repo: Path, material: LocalMaterial, action_dir: Path, runner_temp: Path) -> None:
-    """uv 0.13 with `[tool.uv] preview = true` writes a lock (revision 5) without the root's
-    `[package.metadata]`: depsync's static model calls it stale, uv accepts it. The job has no uv
+    """`[tool.uv] no-sources = true` changes what uv accepts as a lock and depsync does not model it:
+    depsync's static model calls the lock stale, uv accepts it. The job has no uv
     (runner_env drops the test venv's bin): only the uv the action installs can say so."""
-    text = (pr_repo / "pyproject.toml").read_text()
-    (pr_repo / "pyproject.toml").write_text(text + "\n[tool.uv]\npreview = true\n")
-    (pr_repo / "uv.lock").unlink()  # uv keeps a lock that still fits: a fresh one has the preview shape
+    # registry requirements only (no-sources would send zeta, a git source here, to the index)
+    (pr_repo / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha"]\n\n[tool.uv]\nno-sources = true\n' + material.index_toml()
+    )
+    (pr_repo / "uv.lock").unlink()  # locked afresh with the setting
     uv_lock(pr_repo, material)
-    git(pr_repo, "commit", "-qam", "pr: uv preview")
+    git(pr_repo, "commit", "-qam", "pr: no-sources")
     static = subprocess.run([sys.executable, "-m", "depsync", "check", "--static", "--format", "json", "--owner-ref", "origin/dev"], cwd=pr_repo, capture_output=True, text=True)
     assert static.returncode == 1 and {f["rule"] for f in json.loads(static.stdout)["findings"]} == {"lock-stale"}, static.stdout  # the static verdict alone fails it
     runner = action_runner(pr_repo, runner_temp, material)

@@ -188,6 +188,7 @@ def _defaults() -> dict[str, str]:
     for key in valid_keys():
         value = by_field.get(key.replace("-", "_"))
         out[key] = "none" if value is None else _code(_toml(value))
+    out["dockerfiles"] = "discovered ([the Dockerfiles that run uv on the project](#defaults-that-fit-any-repository))"
     return out
 
 

@@ -185,7 +185,7 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
         if found is not None:
             checked = tuple(found[1].get("dockerfiles", ()))
             silenced = [(str(s[0]), int(s[1]), str(s[2]), int(s[3])) for s in found[1].get("suppressed", ())]
-            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5]) for f in found[1]["findings"]], found[0], None, checked, silenced
+            return [Finding(f[0], f[1], f[2], Severity(f[3]), f[4], f[5], tuple(f[6]) if len(f) > 6 else ()) for f in found[1]["findings"]], found[0], None, checked, silenced
     from depsync.core.redact import redact
     from depsync.core.rules.run import check
     from depsync.shell.workspace import load_inputs
@@ -202,7 +202,7 @@ def _findings_now(options: CheckOptions) -> tuple[list[Finding], bytes | None, C
     manifest = cache.manifest(str(options.root), opened, files, globs, refs, scan=not inputs.config.dockerfiles_configured)
     stable = options.ref is not None or cache.unchanged_since(manifest["root"], manifest["files"], started)
     # kept redacted: the cache holds nothing the output would not show
-    kept = [(f.file, f.line, f.rule, int(f.severity), redact(f.message), redact(f.fix)) for f in findings]
+    kept = [(f.file, f.line, f.rule, int(f.severity), redact(f.message), redact(f.fix), [redact(i) for i in f.items]) for f in findings]
     return findings, cache.store(key, manifest, kept, stable, checked, rows), inputs, checked, rows
 
 

@@ -35,6 +35,7 @@ from depsync.core.trust import is_full_commit
 from depsync.errors import DepsyncError
 from depsync.report import squashed as squashed_report
 from depsync.shell import git, trusted_config, uv_confirm
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.workspace import FileReader, UvProjectFiles, uv_project_files
 
@@ -96,9 +97,13 @@ def check(options: GuardOptions) -> tuple[list[Violation], str, str]:
     dev_short, main_short = git.short(root, dev), git.short(root, main)
     violations: list[Violation] = []
 
-    for path in (*config.protected_paths, *(d.path for d in config.dockerfiles)):
+    ci = ci_dockerfiles(at_dev, config)  # dev's CI Dockerfiles, the set check and lock use: dev's like the triple
+    for path in config.protected_paths:
         if here.read_bytes(path) != at_dev.read_bytes(path):
             violations.append(Violation(path, f"differs from dev ({dev_short})", f"git checkout {dev_short} -- {path}"))
+    for path in ci.paths:
+        if path not in config.protected_paths and here.read_bytes(path) != at_dev.read_bytes(path):
+            violations.append(Violation(path, f"differs from dev ({dev_short}): a CI Dockerfile ({ci.how}), dev's like the triple", f"git checkout {dev_short} -- {path}"))
     # the other files uv reads for the project (uv.toml, .python-version): dev's, as reconcile keeps them
     from depsync.core.sync.uv_files import UV_CONFIG_FILES
 

@@ -26,7 +26,9 @@ from depsync.shell.runners.choose import choose_runner
 from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
 from depsync.shell.uv import error_summary
-from depsync.shell.workspace import FileReader, ci_dockerfile, config_of
+from depsync.core.dockerfile_discovery import refuse_unparsed
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
+from depsync.shell.workspace import FileReader, config_of
 
 
 def run(options: LockRequest) -> int:
@@ -38,7 +40,10 @@ def run(options: LockRequest) -> int:
     reader = FileReader(root)
     pyproject = Pyproject.from_text(reader.read_text("pyproject.toml") or "")  # required: a missing one is an error
     config = config_of(reader)
-    dockerfile, dockerfile_path = ci_dockerfile(reader, config, options.build_args)
+    ci = ci_dockerfiles(reader, config, options.build_args)  # the set `check` checks: configured, else discovered
+    refuse_unparsed(ci)
+    dockerfile = ci.for_lock()
+    dockerfile_path = dockerfile.path if dockerfile else None
     lock_path = confined(root, config.lock, "the lock path")
     old_bytes = lock_path.read_bytes() if lock_path.is_file() else None
     if old_bytes is not None:
@@ -48,6 +53,11 @@ def run(options: LockRequest) -> int:
     started = time.monotonic()
     with LockProgress(sys.stderr) as progress:
         runner, why = choose_runner(options, config, pyproject, dockerfile, dockerfile_path, on_line=progress.line, on_phase=progress.phase, say=progress.say)
+        # which Dockerfile gave the uv version and image, and why (after the choice: an error stays one line)
+        if dockerfile is not None:
+            progress.say(ci.describe_lock())
+        else:
+            ui.detail(ci.describe_lock())
         progress.say(f"uv lock: starting ({why})")
         result: LockRun = runner.lock(root, args, options.timeout, progress.line, on_phase=progress.phase)
     elapsed = time.monotonic() - started
@@ -133,6 +143,7 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     import os
 
     from depsync.core.model.lock import Lock
+    from depsync.core.findings import listed
     from depsync.core.rules.missing_members import HINT, recorded_member_dirs
 
     try:
@@ -142,7 +153,7 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     missing = sorted(path for path in members.values()
                      if not os.path.isabs(path) and ".." not in path.split("/") and not os.path.isfile(os.path.join(root, path, "pyproject.toml")))
     if missing:
-        raise DepsyncError(f"member directory missing: {', '.join(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
+        raise DepsyncError(f"member directory missing: {listed(missing)} ({HINT}); relocking now would drop it, so uv.lock is unchanged", lock_name)
 
 
 __all__ = ["LockRequest", "prune_caches", "run"]

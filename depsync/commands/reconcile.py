@@ -29,7 +29,7 @@ from depsync.core.redact import redact
 from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
 from depsync.core.sync.merge import policy_of, reconciled_pyproject_whole
-from depsync.core.sync.reconciliation import LockOutcome, Reconciliation
+from depsync.core.sync.reconciliation import LockOutcome, Reconciliation, kept_dockerfile
 from depsync.core.sync.uv_files import FileDecision
 from depsync.core.sync.sources import (
     MISSING,
@@ -47,6 +47,8 @@ from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of
 from depsync.errors import DepsyncError
 from depsync.report import ui
 from depsync.shell import cache, faults, git, signals, trusted_config, uv_confirm
+from depsync.core.dockerfile_discovery import CiDockerfiles
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.fileio import (
     Snapshot,
     confined,
@@ -269,9 +271,17 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
 
     targets: dict[str, bytes | None] = {config.pyproject: new_pyproject.encode()}
     dev_reader = readers["dev"]
-    docker_findings = _dockerfile_follows(dev_reader, config, new_pyproject, data) + _inconsistencies(config, new_pyproject, data["dev"])
-    for path in (config.lock, *(d.path for d in config.dockerfiles), *config.protected_paths):
+    # dev's CI Dockerfiles, the set `check` and `lock` use (configured, else discovered on dev):
+    # part of the triple, so dev's version is kept and what main changed in each is listed
+    ci = ci_dockerfiles(dev_reader, config)
+    docker_findings = _dockerfile_follows(ci, new_pyproject, data) + _inconsistencies(config, new_pyproject, data["dev"])
+    for path in (config.lock, *ci.paths, *config.protected_paths):
         targets.setdefault(path, dev_reader.read_bytes(path))
+    kept = [kept_dockerfile(path, ci.how, readers["base"].read_bytes(path), readers["main"].read_bytes(path)) for path in ci.paths]
+    # a CI Dockerfile main added (discovered on main, absent on dev): the merge keeps it as main wrote it; listed
+    if not config.dockerfiles_configured:
+        added = [p for p in ci_dockerfiles(readers["main"], config).paths if p not in ci.paths and dev_reader.read_bytes(p) is None]
+        kept += [kept_dockerfile(p, "discovered", readers["base"].read_bytes(p), readers["main"].read_bytes(p), None) for p in added]
     # the other files uv reads: dev's uv.toml and .python-version, members merged per key
     uv_files = _uv_files(root, config, readers, new_pyproject, data, dev_commit, main_commit)
     for decision in uv_files:
@@ -288,6 +298,7 @@ def plan(options: ReconcileOptions) -> tuple[Reconciliation, Config, dict[str, b
     result.dependencies, result.default_side, result.surface_findings = dependencies, default_side, docker_findings
     result.keys, result.uv_files = merged_pyproject.keys, uv_files
     result.taken_from_main = taken
+    result.ci_dockerfiles = [k for k in kept if k.path not in taken]
     result.squashed = squashed_syncs_on(root, dev_commit, main_commit, base_commit)
     for path, data in targets.items():
         current = (root / path).read_bytes() if (root / path).is_file() else None
@@ -330,19 +341,15 @@ def _take_from_main(root: Path, config: Config, dev_commit: str, main_commit: st
     return selected(config.take_from_main, git.regular_files(root, dev_commit, main_commit))
 
 
-def _dockerfile_follows(reader: FileReader, config: Config, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:
-    """Extras and groups dev's Dockerfiles install that the reconciled pyproject drops."""
-    from depsync.core.model.dockerfile import Dockerfile
+def _dockerfile_follows(ci: CiDockerfiles, new_pyproject: str, data: dict[str, dict[str, Any]]) -> list[Finding]:
+    """Extras and groups dev's CI Dockerfiles install that the reconciled pyproject drops."""
     from depsync.core.rules.dockerfile import used_tables
     from depsync.core.sync.surface import dockerfile_findings
 
     merged = tomllib.loads(new_pyproject)
     findings = []
-    for spec in config.dockerfiles:
-        text = reader.read_text(spec.path, required=False)
-        if text:
-            dockerfile = Dockerfile.from_text(text, spec.path, dict(spec.build_args))
-            findings += dockerfile_findings(list(used_tables(dockerfile)), spec.path, merged, data["dev"], data["main"])
+    for dockerfile in ci.dockerfiles:
+        findings += dockerfile_findings(list(used_tables(dockerfile)), dockerfile.path, merged, data["dev"], data["main"])
     return findings
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from depsync.core.findings import FIXABLE, Finding
 from depsync.core.model.dockerfile import Dockerfile
+from depsync.core.model.pyproject import Pyproject
 from depsync.core.names import canonicalize_name
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.trust import is_full_commit
@@ -85,9 +86,14 @@ def plan(inputs: CheckInputs, findings: Sequence[Finding], read: Callable[[str],
     flags = (_STALE, _RENAMED)
     for path in sorted({f.file for f in fixable if f.rule in flags}):
         _plan_dockerfile(result, inputs, path, [f for f in fixable if f.file == path and f.rule in flags], read(path))
-    pyproject_findings = [f for f in fixable if f.rule in (_PIN, _METADATA)]
-    if pyproject_findings:
-        _plan_pyproject(result, inputs, pyproject_findings, read(inputs.pyproject.path))
+    # the root's pyproject and each workspace member's (whose own sources get the pin policy too)
+    projects = {inputs.pyproject.path: inputs.pyproject, **{p.path: p for p in inputs.local_projects.values()}}
+    by_file: dict[str, list[Finding]] = {}
+    for finding in fixable:
+        if finding.rule in (_PIN, _METADATA):
+            by_file.setdefault(finding.file if finding.file in projects else inputs.pyproject.path, []).append(finding)
+    for path, found in sorted(by_file.items()):
+        _plan_pyproject(result, inputs, found, read(path), projects[path])
     return result
 
 
@@ -267,13 +273,13 @@ def _plan_dockerfile(result: FixPlan, inputs: CheckInputs, path: str, findings: 
 # -- pyproject.toml: git pins and dependency-metadata versions ------------------------------------
 
 
-def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding], text: str) -> None:
+def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding], text: str, pyproject: Pyproject) -> None:
+    """The fixes in one pyproject.toml: the root's, or a workspace member's (its own sources)."""
     import tomlkit
 
     from depsync.core.rules.metadata import follow_rev, local_sha
     from depsync.core.rules.sources import locked_commit
 
-    pyproject = inputs.pyproject
     path = pyproject.path
     doc = tomlkit.parse(text)
     uv = doc.get("tool", {}).get("uv", {})
@@ -319,6 +325,10 @@ def _plan_pyproject(result: FixPlan, inputs: CheckInputs, findings: list[Finding
             continue
         name = canonicalize_name(str(entry["name"]))
         git_tables = [t for t in plain_sources.get(name, []) if "git" in t]
+        if not git_tables:  # the root has no source for it: a member's own (core/rules/metadata.py reads it so)
+            from depsync.core.rules.metadata import member_git_tables
+
+            git_tables = [t for _, t in member_git_tables(inputs, name)][:1]
         commit = new_commits.get(name)
         if commit is None and len(git_tables) == 1:
             rev = str(git_tables[0].get("rev", "")).lower()

@@ -1,4 +1,5 @@
-"""[tool.depsync] -> a validated, frozen Config. Defaults fit Megatron-LM."""
+"""[tool.depsync] -> a validated, frozen Config. Defaults fit any repository: the CI Dockerfiles are
+discovered when none are configured, and Megatron-LM's branch and path names apply only where they exist."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ class DockerfileSpec:
 class Config:
     pyproject: str = "pyproject.toml"
     lock: str = "uv.lock"
-    dockerfiles: tuple[DockerfileSpec, ...] = (DockerfileSpec("docker/Dockerfile.ci.dev"),)
-    dockerfiles_configured: bool = False  # False: the default path, skipped when absent
+    dockerfiles: tuple[DockerfileSpec, ...] = ()
+    dockerfiles_configured: bool = False  # False: discovered (depsync/shell/ci_dockerfiles.py)
     owner_ref: str = "origin/dev"
     upstream_ref: str = "origin/main"
     protected_paths: tuple[str, ...] = (".github/CODEOWNERS",)
@@ -47,7 +48,7 @@ class Config:
 _KEYS = {
     "pyproject": "path of pyproject.toml, relative to the project root",
     "lock": "path of uv.lock",
-    "dockerfiles": 'Dockerfiles to check: paths, or tables { path = "...", build-args = { IMAGE_TYPE = "lts" } }',
+    "dockerfiles": 'the CI Dockerfiles every command uses: paths, or tables { path = "...", build-args = { IMAGE_TYPE = "lts" } } (default: discovered, the Dockerfiles that run uv on the project)',
     "owner-ref": "git ref that owns the triple and the protected paths (default origin/dev)",
     "upstream-ref": "git ref synced into the owner (default origin/main)",
     "protected-paths": "paths that must be identical to the owner ref (check adds the owner ref's own list: a change cannot unprotect a path)",

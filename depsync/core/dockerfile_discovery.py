@@ -1,4 +1,4 @@
-"""Which of a project's Dockerfiles `check` reads when none are configured.
+"""Which of a project's Dockerfiles are its CI Dockerfiles when none are configured (check, lock, reconcile, guard).
 
 The candidates come from depsync/dockerfile_scan.py (bounded, inside the project, no
 symlinks). One is checked when it runs uv against this project: a `uv sync`, `uv lock`,
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Literal
 
 from depsync.core import limits
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
-from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN
+from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN, UvCommand
 from depsync.errors import DepsyncError
 
 _PROJECT_COMMANDS = frozenset({"sync", "lock", "export", "run"})
@@ -83,13 +83,18 @@ def _names_project(value: str) -> bool:
     return value in (".", "./") or value.endswith(("pyproject.toml", "uv.lock")) or value.startswith(("--group", "--extra", "--all-extras"))
 
 
-def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
+def project_command(dockerfile: Dockerfile) -> UvCommand | None:
+    """The first uv command of the Dockerfile that runs on the project (what makes it a CI Dockerfile)."""
     for command in dockerfile.uv_commands:
         if command.subcommand in _PROJECT_COMMANDS:
-            return True
+            return command
         if command.subcommand in _PIP_INSTALLS and any(_names_project(word.value) for word in command.words):
-            return True
-    return False
+            return command
+    return None
+
+
+def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
+    return project_command(dockerfile) is not None
 
 
 # -- the raw text of a Dockerfile that does not parse ------------------------------------------------
@@ -261,3 +266,54 @@ def decide(
         else:
             skipped.append((path, "runs no uv command on this project"))
     return Discovery(tuple(checked), tuple(skipped), truncated, tuple(unparsed))
+
+
+# -- the one set of CI Dockerfiles every command uses (read by depsync/shell/ci_dockerfiles.py) ----------
+
+
+@dataclass(frozen=True)
+class CiDockerfiles:
+    """The CI Dockerfiles of a project and how they were chosen."""
+
+    how: Literal["configured", "discovered"]
+    dockerfiles: tuple[Dockerfile, ...] = ()
+    discovery: Discovery = field(default_factory=Discovery)  # empty when configured
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path of the set, the discovered ones that do not parse included (they are CI
+        Dockerfiles too: reconcile keeps dev's, guard compares them)."""
+        return tuple(dict.fromkeys((*(d.path for d in self.dockerfiles), *(u.path for u in self.discovery.unparsed))))
+
+    def for_lock(self) -> Dockerfile | None:
+        """The Dockerfile `lock` takes its uv version and image from: the first that pins uv, else the first."""
+        return next((d for d in self.dockerfiles if d.uv_pins), self.dockerfiles[0] if self.dockerfiles else None)
+
+    def why(self, dockerfile: Dockerfile) -> str:
+        """`configured in [tool.depsync] dockerfiles` / `discovered: it runs `uv sync` on the project at line 7`."""
+        if self.how == "configured":
+            return "configured in [tool.depsync] dockerfiles"
+        command = project_command(dockerfile)
+        return f"discovered: it runs `uv {command.subcommand}` on the project at line {command.line}" if command else "discovered"
+
+    def describe_lock(self) -> str:
+        """One line for `depsync lock`: which Dockerfile gives the uv version and image, and why."""
+        chosen = self.for_lock()
+        if chosen is None:
+            why = "[tool.depsync] dockerfiles is empty" if self.how == "configured" else "no Dockerfile in the project runs uv on it"
+            return f"CI Dockerfile: none ({why})"
+        pin = f"; it pins uv {chosen.uv_pins[0].version} ({chosen.uv_pins[0].how}, line {chosen.uv_pins[0].line})" if chosen.uv_pins else "; it pins no uv version"
+        others = len(self.dockerfiles) - 1
+        more = f"; {others} more CI Dockerfile{'s' if others != 1 else ''} checked by `depsync check`" if others else ""
+        return f"CI Dockerfile: {chosen.path}, {self.why(chosen)}{pin}{more}"
+
+
+def refuse_unparsed(ci: CiDockerfiles) -> None:
+    """A relock needs the uv version its CI Dockerfile pins: a discovered one that runs uv on the
+    project but does not parse (check's docker-unparsed error) stops it, uv.lock untouched."""
+    for item in ci.discovery.unparsed:
+        raise DepsyncError(
+            f"runs `{item.uv_command}` (line {item.uv_line}) but does not parse ({item.error}), so the uv version it pins is unknown; "
+            "fix it, or list the CI Dockerfiles in [tool.depsync] dockerfiles; uv.lock is unchanged",
+            f"{item.path}:{item.line}" if item.line else item.path,
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
 # the human report can say so without importing the rules (a cached check never does).
@@ -35,12 +35,27 @@ class Finding:
     severity: Severity
     message: str
     fix: str
+    # the whole of a list the message cuts to a count and its first few (listed()): JSON has it all
+    items: tuple[str, ...] = field(default=(), compare=False)
 
     def with_severity(self, severity: Severity) -> Finding:
-        return Finding(self.file, self.line, self.rule, severity, self.message, self.fix)
+        return Finding(self.file, self.line, self.rule, severity, self.message, self.fix, self.items)
 
     def with_message(self, message: str) -> Finding:
-        return Finding(self.file, self.line, self.rule, self.severity, message, self.fix)
+        return Finding(self.file, self.line, self.rule, self.severity, message, self.fix, self.items)
+
+
+MAX_LISTED = 3  # names a message shows of a longer list; the rest is a count (the JSON output has them all)
+
+
+def listed(names: Iterable[str], first: int = MAX_LISTED) -> str:
+    """`a, b, c` or, for a longer list, `a, b, c and 97 more`: a message stays one short line
+    on a terminal, in a GitHub annotation, in SARIF and in a PR body (a workspace of ~100 members
+    made a 6,177-character one). Pass the whole list as the finding's items for the JSON output."""
+    names = list(names)
+    if len(names) <= first + 1:  # "and 1 more" is no shorter than the name
+        return ", ".join(names)
+    return f"{', '.join(names[:first])} and {len(names) - first} more"
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ def to_json(findings: Sequence[Finding], *, project: str, image: dict[str, objec
                 "severity": str(f.severity),
                 "message": redact(f.message),
                 "fix": redact(f.fix),
+                **({"items": [redact(item) for item in f.items]} if f.items else {}),
             }
             for f in findings
         ],

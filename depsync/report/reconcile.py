@@ -14,7 +14,7 @@ from typing import Any
 
 from depsync import __version__
 from depsync.core.redact import redact, redacted_json
-from depsync.core.sync.reconciliation import Reconciliation
+from depsync.core.sync.reconciliation import DockerfileKept, Reconciliation
 from depsync.core.sync.sources import SourceDecision, describe, pin_of
 from depsync.report import dependencies as surface_report
 from depsync.report import keys as keys_report
@@ -227,8 +227,22 @@ def _metadata_section(result: Reconciliation) -> list[str]:
     return lines
 
 
+def _dockerfile_line(kept: DockerfileKept, result: Reconciliation) -> str:
+    what = f"CI Dockerfile, {kept.how}"
+    if not kept.main_changed:
+        return f"- {_code(kept.path)} ({what}): main did not change it"
+    if kept.main_added:
+        return (f"- {_code(kept.path)} (CI Dockerfile, discovered on main): main added it ({kept.added} lines) and dev has none, so it stays "
+                "as main wrote it; the closing check reads it against the reconciled pyproject")
+    change = "main deleted it" if kept.main_deleted else f"main changed it since the merge-base (+{kept.added} -{kept.removed} lines)"
+    return f"- {_code(kept.path)} ({what}): {change}; dev's version is kept, review main's change: {_code(f'git diff {result.base_commit} {result.main_commit} -- {kept.path}')}"
+
+
 def _files_section(result: Reconciliation) -> list[str]:
-    lines = ["### Files restored to dev's version", "", *([f"- {_code(p)}" for p in result.restored] or ["- none needed"])]
+    dockerfiles = {k.path for k in result.ci_dockerfiles}
+    lines = ["### Files restored to dev's version", "", *([f"- {_code(p)}" for p in result.restored if p not in dockerfiles] or ["- none needed"])]
+    if result.ci_dockerfiles:
+        lines += ["", "### CI Dockerfiles (dev's kept, like the triple)", "", *(_dockerfile_line(k, result) for k in result.ci_dockerfiles)]
     if result.taken_from_main:
         lines += ["", "### Files taken from main (`take-from-main`)", "",
                   "Their dev versions were replaced by main's: check the callers of their APIs on dev.", "",
@@ -391,6 +405,7 @@ def to_json(result: Reconciliation) -> str:
         "dockerfile_findings": [{"file": f.file, "line": f.line, "rule": f.rule, "severity": str(f.severity), "message": f.message, "fix": f.fix} for f in result.surface_findings],
         "metadata": [surface_report.metadata_json(m, result) for m in result.metadata],
         "restored": result.restored,
+        "ci_dockerfiles": [{"path": k.path, "how": k.how, "main_changed": k.main_changed, "added": k.added, "removed": k.removed, "main_deleted": k.main_deleted, "main_added": k.main_added} for k in result.ci_dockerfiles],
         "taken_from_main": result.taken_from_main,
         "squashed_syncs": squashed_report.to_json(result.squashed, result.base_sha),
         "lock": {

@@ -384,6 +384,31 @@ def list_tree(root: Path, ref: str) -> list[tuple[str, str]]:
     return out
 
 
+def tree_entries(root: Path, ref: str) -> list[tuple[str, str, str]]:
+    """(mode, path relative to root, object id) of every entry under root at ref, gitlinks included."""
+    require_ref(ref)
+    result = _git(root, "ls-tree", "-r", "-z", ref, "--", ".")
+    out = []
+    for record in result.stdout.decode(errors="replace").split("\0"):
+        meta, tab, path = record.partition("\t")
+        fields = meta.split(" ")
+        if tab and len(fields) == 3:
+            out.append((fields[0], path, fields[2]))
+    return out
+
+
+def index_entries(root: Path) -> list[tuple[str, str, str]]:
+    """(mode, path relative to root, object id) of every entry of the index under root."""
+    result = _git(root, "ls-files", "-s", "-z", "--", ".")
+    out = []
+    for record in result.stdout.decode(errors="replace").split("\0"):
+        meta, tab, path = record.partition("\t")
+        fields = meta.split(" ")
+        if tab and len(fields) == 3:
+            out.append((fields[0], path, fields[1]))
+    return out
+
+
 def current_branch(root: Path) -> str | None:
     """The branch HEAD is on (`main`), None when detached."""
     result = _git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)

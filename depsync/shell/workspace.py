@@ -3,77 +3,24 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config, DockerfileSpec, load_config
-from depsync.core.dockerfile_discovery import (
-    Discovery,
-    NotParsed,
-    Unparsed,
-    decide,
-    not_parsed,
-    owning_project,
-)
-from depsync.core.limits import check_size
+from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
-from depsync.core.trust import project_relative
 from depsync.errors import DepsyncError
 from depsync.shell import dockerfile_scan
 from depsync.shell.members import member_directories
+from depsync.shell.reader import FileReader, inside
 
 if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need none of them
     from depsync.core.model.lock import Lock
     from depsync.core.model.uv_settings import UvSettings
     from depsync.core.rules.inputs import CheckInputs, ProtectedFile
-
-
-def inside(path: Path, root: Path) -> bool:
-    """path, symlinks resolved, is root or below it."""
-    return path.resolve().is_relative_to(root.resolve())
-
-
-@dataclass(frozen=True)
-class FileReader:
-    """Reads project files from the work tree (ref None) or from a git ref, by path relative to root."""
-
-    root: Path
-    ref: str | None = None
-
-    def read_bytes(self, path: str) -> bytes | None:
-        """The file's bytes, None when absent. Paths come from config and the lock: one that
-        leaves the project (`..`, absolute, a symlink pointing out) is an error, never read."""
-        relative = project_relative(path, "path")
-        if self.ref is not None:
-            from depsync.shell import git
-
-            data = git.read_blob(self.root, self.ref, relative)
-            if data is not None:
-                check_size(len(data), f"{self.ref}:{relative}")
-            return data
-        file = self.root / relative
-        if not file.is_file():
-            return None
-        if not inside(file, self.root):
-            raise DepsyncError(f"{path} resolves outside the project (a symlink); depsync does not read it", path)
-        check_size(file.stat().st_size, path)
-        return file.read_bytes()
-
-    def read_text(self, path: str, *, required: bool = True) -> str | None:
-        data = self.read_bytes(path)
-        where = f"{self.ref}:{path}" if self.ref else path
-        if data is None:
-            if required:
-                # no `where`: the message names the path already ("uv.lock: uv.lock not found" said it twice)
-                raise DepsyncError(f"{path} not found" + (f" at {self.ref}" if self.ref else f" in {self.root}"))
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DepsyncError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
 
 
 @dataclass(frozen=True)
@@ -99,15 +46,6 @@ def config_of(*readers: FileReader, pyproject_path: str = "pyproject.toml") -> C
 
 def _config_in(text: str, pyproject_path: str) -> Config:
     return load_config(Pyproject.from_text(text, pyproject_path).depsync_config, text, pyproject_path)
-
-
-def ci_dockerfile(reader: FileReader, config: Config, build_args: dict[str, str] | None = None) -> tuple[Dockerfile | None, str | None]:
-    """The first configured Dockerfile that exists (the CI image's recipe) and its path."""
-    for spec in config.dockerfiles:
-        text = reader.read_text(spec.path, required=False)
-        if text:
-            return Dockerfile.from_text(text, spec.path, {**spec.build_args, **(build_args or {})}), spec.path
-    return None, None
 
 
 def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Config, str, str]:
@@ -154,21 +92,14 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     else:
         lock = Lock.from_text(lock_text, config.lock)
 
-    skipped: tuple[tuple[str, str], ...] = ()
+    from depsync.shell.ci_dockerfiles import ci_dockerfiles
+
+    ci = ci_dockerfiles(reader, config)
+    dockerfiles, skipped, unparsed = list(ci.dockerfiles), ci.discovery.skipped, ci.discovery.unparsed
     scan_stopped = 0  # the discovery's directory-entry bound, when it was reached
-    unparsed: tuple[Unparsed, ...] = ()
-    if config.dockerfiles_configured:
-        dockerfiles = []
-        for spec in config.dockerfiles:
-            text = reader.read_text(spec.path, required=True)
-            if text is not None:
-                dockerfiles.append(Dockerfile.from_text(text, spec.path, spec.build_args))
-    else:
-        found = discover_dockerfiles(reader)
-        dockerfiles, skipped, unparsed = list(found.checked), found.skipped, found.unparsed
-        if found.truncated:
-            skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
-            scan_stopped = dockerfile_scan.MAX_ENTRIES
+    if ci.discovery.truncated:
+        skipped += (("", f"the scan for Dockerfiles stopped after {dockerfile_scan.MAX_ENTRIES} directory entries"),)
+        scan_stopped = dockerfile_scan.MAX_ENTRIES
 
     files = uv_project_files(reader, config, pyproject, lock)
 
@@ -188,42 +119,8 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     return CheckInputs(
         config, pyproject, lock, tuple(dockerfiles), protected, config.owner_ref, tuple(conflicted), note or "",
         files.local_projects, files.workspace_members, skipped, dockerfiles_unparsed=unparsed, uv_settings=files.uv_settings,
-        dockerfile_scan_stopped=scan_stopped, workspace_members_outside=files.members_outside,
+        dockerfile_scan_stopped=scan_stopped, workspace_members_outside=files.members_outside, members_not_checked_out=files.not_checked_out,
     )
-
-
-def dockerfile_candidates(reader: FileReader) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-    """dockerfile_scan over the work tree, or over the tree at reader.ref."""
-    if reader.ref is None:
-        return dockerfile_scan.scan(str(reader.root))
-    from depsync.shell import git
-
-    return dockerfile_scan.git_scan(git.list_tree(reader.root, reader.ref))
-
-
-def discover_dockerfiles(reader: FileReader) -> Discovery:
-    """The project's Dockerfiles that run uv on it (depsync/dockerfile_discovery.py), each
-    candidate read through reader (so never through a symlink out of the project)."""
-    candidates, projects, truncated = dockerfile_candidates(reader)
-    parsed: dict[str, Dockerfile | NotParsed | str] = {}
-    real: dict[Path, str] = {}
-    for path in candidates:
-        if owning_project(path, projects) is not None:
-            continue
-        if reader.ref is None:
-            target = (reader.root / path).resolve()
-            if target in real:  # `Dockerfile -> docker/Dockerfile.ci`: one file, checked once
-                parsed[path] = f"the same file as {real[target]}"
-                continue
-            real[target] = path
-        text = None
-        try:
-            text = reader.read_text(path, required=False)
-            parsed[path] = "not found" if text is None else Dockerfile.from_text(text, path)
-        except DepsyncError as exc:
-            # read, then refused (its syntax, a bound): its text says whether it runs uv (a finding)
-            parsed[path] = f"not read: {exc.message}" if text is None else not_parsed(text, exc)
-    return decide(candidates, projects, parsed, truncated)
 
 
 @dataclass(frozen=True)
@@ -234,12 +131,15 @@ class UvProjectFiles:
     workspace_members: frozenset[str] | None  # from the work tree only: None at a ref
     uv_settings: UvSettings | None
     members_outside: tuple[str, ...] = ()  # members that resolve outside the project (not read)
+    # members the lock records in git submodules that are not checked out: name -> lock path
+    not_checked_out: dict[str, str] = field(default_factory=dict)
 
 
 def uv_project_files(reader: FileReader, config: Config, pyproject: Pyproject, lock: Lock | None) -> UvProjectFiles:
     """One reading of them for check, reconcile's closing check and guard."""
-    members, outside = _workspace_members(reader.root, pyproject) if reader.ref is None else (None, ())
-    return UvProjectFiles(_local_projects(reader, lock) if lock else {}, members, uv_settings_file(reader, config, pyproject), outside)
+    local, not_checked_out = _local_projects(reader, lock) if lock else ({}, {})
+    members, outside = _workspace_members(reader.root, pyproject) if reader.ref is None else (_workspace_members_at(reader, pyproject), ())
+    return UvProjectFiles(local, members, uv_settings_file(reader, config, pyproject), outside, not_checked_out)
 
 
 def uv_settings_candidates(config: Config, pyproject: Pyproject) -> list[str]:
@@ -273,20 +173,40 @@ def uv_settings_file(reader: FileReader, config: Config, pyproject: Pyproject) -
     return None
 
 
-def _local_projects(reader: FileReader, lock: Lock) -> dict[str, Pyproject]:
-    """pyproject.toml of each local package in the lock (path, editable, workspace member)."""
-    out = {}
+def _local_projects(reader: FileReader, lock: Lock) -> tuple[dict[str, Pyproject], dict[str, str]]:
+    """(pyproject.toml of each local package in the lock (path, editable, workspace member), by
+    lock path; the recorded workspace members in git submodules that are not checked out).
+
+    At a ref, a member inside a submodule is read from the submodule's checkout at the commit
+    the ref records (depsync/shell/submodules.py): `check --ref` sees what `check` sees."""
+    from depsync.core.rules.missing_members import recorded_member_dirs
+    from depsync.shell.submodules import Submodules, submodules_of
+
+    out: dict[str, Pyproject] = {}
+    unread: list[str] = []
+    submodules: Submodules | None = None
     for package in lock.packages:
         path = package.source.value
         if package.source.kind not in ("editable", "directory", "virtual") or path == ".":
             continue
+        name = f"{path}/pyproject.toml"
         try:
-            text = reader.read_text(f"{path}/pyproject.toml", required=False)
+            text = reader.read_text(name, required=False)
+            if text is None and reader.ref is not None:
+                submodules = submodules or submodules_of(reader.root, reader.ref)
+                data = submodules.read_at_ref(name)
+                text = data.decode("utf-8", errors="replace") if data is not None else None
         except (DepsyncError, ValueError):
             continue  # outside the repository (with --ref) or unreadable: not compared
-        if text is not None and not conflict_marker_lines(text):
-            out[path] = Pyproject.from_text(text, f"{path}/pyproject.toml")
-    return out
+        if text is None:
+            unread.append(path)
+        elif not conflict_marker_lines(text):
+            out[path] = Pyproject.from_text(text, name)
+    if not unread:
+        return out, {}
+    submodules = submodules or submodules_of(reader.root, reader.ref)
+    members = recorded_member_dirs(lock)
+    return out, {member: path for member, path in sorted(members.items()) if path in unread and submodules.containing(path) is not None}
 
 
 def _workspace_members(root: Path, pyproject: Pyproject) -> tuple[frozenset[str] | None, tuple[str, ...]]:
@@ -304,6 +224,44 @@ def _workspace_members(root: Path, pyproject: Pyproject) -> tuple[frozenset[str]
         if member.name:
             names.add(member.name)
     return frozenset(names), tuple(outside)
+
+
+def _workspace_members_at(reader: FileReader, pyproject: Pyproject) -> frozenset[str] | None:
+    """_workspace_members at reader.ref, from the tree: a member inside a git submodule is read
+    through the submodule's checkout at the commit the ref records (as `check` reads it on disk)."""
+    import fnmatch
+
+    from depsync.core.paths_of import glob_regex
+    from depsync.shell import git
+    from depsync.shell.submodules import submodules_of
+
+    workspace = pyproject.uv.get("workspace")
+    if not isinstance(workspace, dict) or reader.ref is None:
+        return None
+    excluded = [str(p).rstrip("/") for p in workspace.get("exclude", [])]
+    entries = git.tree_entries(reader.root, reader.ref)
+    directories = {path.rpartition("/")[0] for mode, path, _ in entries if path.endswith("/pyproject.toml") and mode in ("100644", "100755")}
+    submodules = submodules_of(reader.root, reader.ref)
+    directories |= set(submodules.links)
+    names = {pyproject.name} if pyproject.name else set()
+    for pattern in workspace.get("members", []):
+        matches = glob_regex(str(pattern).rstrip("/"))
+        for relative in sorted(d for d in directories if d and matches.fullmatch(d)):
+            if any(fnmatch.fnmatch(relative, e) for e in excluded):
+                continue
+            path = f"{relative}/pyproject.toml"
+            try:
+                text = reader.read_text(path, required=False)
+                if text is None:
+                    data = submodules.read_at_ref(path)
+                    text = data.decode("utf-8", errors="replace") if data is not None else None
+            except (DepsyncError, ValueError):
+                continue
+            if text is not None and not conflict_marker_lines(text):
+                member = Pyproject.from_text(text, path)
+                if member.name:
+                    names.add(member.name)
+    return frozenset(names)
 
 
 def _protected(

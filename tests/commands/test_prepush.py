@@ -198,8 +198,8 @@ def test_the_pre_commit_hook_of_this_repository(project: tuple[Path, Path, dict[
 
 def test_the_pre_commit_check_hook_confirms_a_static_lock_stale_with_its_own_uv(material: LocalMaterial, tmp_path: Path) -> None:
     """.pre-commit-hooks.yaml's depsync-check through real pre-commit, on a real `git commit`.
-    uv 0.13 with `[tool.uv] preview = true` writes a lock (revision 5) without the root's
-    `[package.metadata]`: depsync's static model calls it stale, uv accepts it. Nothing on PATH
+    `[tool.uv] no-sources = true` changes what uv accepts as a lock and depsync does not model it:
+    depsync's static model calls the lock stale, uv accepts it. Nothing on PATH
     has uv or depsync: the hook passes only because its environment installs uv
     (additional_dependencies) and depsync check asks it."""
     from support import git_repo_of_depsync
@@ -209,7 +209,7 @@ def test_the_pre_commit_check_hook_confirms_a_static_lock_stale_with_its_own_uv(
     commit = git_repo_of_depsync(source)
     repo = tmp_path / "app"
     text = ('[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = ["alpha"]\n' + material.index_toml()
-            + "\n[tool.uv]\npreview = true\n")
+            + "\n[tool.uv]\nno-sources = true\n")
     write_project(repo, text)
     lock_project(repo, material.env)
     git(repo, "init", "-q", "-b", "dev")
@@ -225,11 +225,11 @@ def test_the_pre_commit_check_hook_confirms_a_static_lock_stale_with_its_own_uv(
     assert installed.returncode == 0, installed.stderr
 
     git(repo, "add", "pyproject.toml", "uv.lock")
-    committed = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "app: uv preview lock"], capture_output=True, text=True, env=env)
+    committed = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "app: a lock only uv can call fresh"], capture_output=True, text=True, env=env)
     assert committed.returncode == 0, committed.stdout + committed.stderr  # was: lock-stale, "no uv that runs offline to confirm it"
     hook_said = committed.stdout + committed.stderr  # git passes the hook's output on stderr
     assert "depsync check" in hook_said and "Passed" in hook_said
-    assert git(repo, "log", "-1", "--format=%s") == "app: uv preview lock"
+    assert git(repo, "log", "-1", "--format=%s") == "app: a lock only uv can call fresh"
     verbose = subprocess.run([sys.executable, "-m", "pre_commit", "run", "depsync-check", "--all-files", "--verbose"], cwd=repo, capture_output=True, text=True, env=env)
     assert verbose.returncode == 0, verbose.stdout + verbose.stderr
     assert "static-model-disagrees" in verbose.stdout and "uv 0.13.9 `uv lock --check --offline` accepts it" in verbose.stdout

@@ -1,6 +1,7 @@
 """`depsync check` with no `dockerfiles` configured, on a discovered CI Dockerfile that does not
-parse: a `docker-unparsed` warning when its text runs uv on the project, nothing for another
-broken Dockerfile, and the cache sees the fix.
+parse: a `docker-unparsed` error when its text runs uv on the project (and `depsync lock` refuses
+to relock: the uv version it pins is unknown), nothing for another broken Dockerfile, and the
+cache sees the fix.
 
 Real inputs: the bundled Megatron dev triple (real pyproject.toml and uv.lock, the CI
 Dockerfile as documented), its Dockerfile broken the way people break one (the closing `EOF`
@@ -52,26 +53,38 @@ def break_heredoc(project: Path) -> str:
     return good
 
 
-def test_a_ci_dockerfile_that_does_not_parse_is_a_warning(project: Path) -> None:
+def test_a_ci_dockerfile_that_does_not_parse_is_an_error_with_its_line(project: Path) -> None:
+    """It was a warning and the gate passed: a CI image that runs `uv sync` went unchecked."""
     break_heredoc(project)
     result = depsync(project, "--no-cache", "--format", "json")
-    assert result.returncode == 0, result.stderr  # a warning: the check passes, --strict fails
+    assert result.returncode == 1, result.stderr  # an error: the gate fails
     (finding,) = unparsed(result)
     assert finding == {
         "file": CI,
         "line": UV_RUN_LINE,
         "rule": "docker-unparsed",
-        "severity": "warning",
+        "severity": "error",
         "message": f"runs `uv sync` (line {UV_SYNC_LINE}) but does not parse (unterminated heredoc; line {UV_RUN_LINE} opens a "
         "heredoc that never ends), so nothing in it was checked",
         "fix": FIX,
     }
     assert not [f for f in findings(result) if str(f["rule"]).startswith("docker-") and f["rule"] != "docker-unparsed"]
-    assert depsync(project, "--no-cache", "--strict").returncode == 1
     verbose = depsync(project, "--no-cache", "-v")
-    assert f"{CI}:{UV_RUN_LINE} warning docker-unparsed" in verbose.stdout
+    assert f"{CI}:{UV_RUN_LINE} error docker-unparsed" in verbose.stdout
     assert verbose.stdout.splitlines()[-1].endswith("; checked 0 Dockerfiles")
     assert f"Dockerfile not checked: {CI}: not read: Dockerfile does not parse: unterminated heredoc" in verbose.stderr
+
+
+def test_lock_refuses_to_relock_without_the_uv_version_of_a_broken_ci_dockerfile(project: Path) -> None:
+    """The Dockerfile check reads is the one lock takes its uv from: unreadable, no relock with another uv."""
+    break_heredoc(project)
+    before = (project / "uv.lock").read_bytes()
+    result = subprocess.run([sys.executable, "-m", "depsync", "lock", str(project), "--runner", "local"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("depsync: error:")]
+    assert error.startswith(f"depsync: error: {CI}:{UV_RUN_LINE}: runs `uv sync` (line {UV_SYNC_LINE}) but does not parse")
+    assert "the uv version it pins is unknown" in error and "uv.lock is unchanged" in error
+    assert (project / "uv.lock").read_bytes() == before
 
 
 def test_a_parse_error_without_a_line_points_at_the_first_uv_command(project: Path) -> None:
@@ -99,7 +112,7 @@ def test_an_oversized_ci_dockerfile_gives_the_bound(project: Path) -> None:
     path.write_text(path.read_text() + padding)
     size = path.stat().st_size
     (finding,) = unparsed(depsync(project, "--no-cache", "--format", "json"))
-    assert finding["line"] == UV_SYNC_LINE and finding["severity"] == "warning"
+    assert finding["line"] == UV_SYNC_LINE and finding["severity"] == "error"
     assert finding["message"] == (
         f"runs `uv sync` (line {UV_SYNC_LINE}) but is past depsync's bounds (the Dockerfile is {size} bytes; depsync reads at most "
         f"{limits.MAX_DOCKERFILE_BYTES} bytes per Dockerfile), so nothing in it was checked"

@@ -162,7 +162,7 @@ def _findings(item: NotParsed, path: str = "docker/Dockerfile.ci.dev", severity:
 def test_the_finding_names_file_line_error_and_fix() -> None:
     text = _last_eof_dropped(DEV)
     (finding,) = _findings(not_parsed(text, _refused(text)))
-    assert (finding.file, finding.line, finding.severity) == ("docker/Dockerfile.ci.dev", UV_RUN_LINE, Severity.WARNING)
+    assert (finding.file, finding.line, finding.severity) == ("docker/Dockerfile.ci.dev", UV_RUN_LINE, Severity.ERROR)
     assert finding.message == (
         f"runs `uv sync` (line {UV_SYNC_LINE}) but does not parse (unterminated heredoc; line {UV_RUN_LINE} opens a heredoc "
         "that never ends), so nothing in it was checked"
@@ -182,7 +182,7 @@ def test_past_a_bound_the_finding_says_so_and_raises_nothing() -> None:
 
 def test_its_severity_is_configurable() -> None:
     text = _last_eof_dropped(DEV)
-    assert [f.severity for f in _findings(not_parsed(text, _refused(text)), severity="error")] == [Severity.ERROR]
+    assert [f.severity for f in _findings(not_parsed(text, _refused(text)), severity="warning")] == [Severity.WARNING]
     assert _findings(not_parsed(text, _refused(text)), severity="off") == []
 
 

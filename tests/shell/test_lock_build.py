@@ -80,6 +80,9 @@ def only(tmp_path: Path, *clis: str) -> dict[str, str]:
 def project(tmp_path: Path) -> Path:
     root = indexed_project(tmp_path / "proj", tables="[project.optional-dependencies]\ndev = []\n\n")
     (root / "docker").mkdir()
+    # named: some of these Dockerfiles run no uv, so discovery would not take them for the CI image
+    with (root / "pyproject.toml").open("a") as file:
+        file.write('\n[tool.depsync]\ndockerfiles = ["docker/Dockerfile.ci.dev"]\n')
     return root
 
 
@@ -180,7 +183,7 @@ def test_build_values_cannot_become_options(engine, project: Path, tmp_path: Pat
     error = one_error(lock_build(project, env, "--target=--network=host"))
     assert "is not a stage name" in error
     text = (project / "pyproject.toml").read_text()
-    (project / "pyproject.toml").write_text(text + '\n[tool.depsync]\ndockerfiles = [{ path = "docker/Dockerfile.ci.dev", build-args = { X = "--network=host" } }]\n')
+    (project / "pyproject.toml").write_text(text.replace('dockerfiles = ["docker/Dockerfile.ci.dev"]', 'dockerfiles = [{ path = "docker/Dockerfile.ci.dev", build-args = { X = "--network=host" } }]'))
     result = lock_build(project, env)
     assert result.returncode == 0, result.stderr
     error = one_error(lock_build(project, env, "--build-arg", "X=a\nb"))

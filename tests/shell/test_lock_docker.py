@@ -178,6 +178,8 @@ def test_tokens_never_appear_in_output(engine, project: Path) -> None:  # type: 
 def test_build_the_dockerfile_target(engine, project: Path) -> None:  # type: ignore[no-untyped-def]
     (project / "docker").mkdir()
     (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {IMAGE} AS main\nENV DEPSYNC_BUILT=1\n")
+    with (project / "pyproject.toml").open("a") as file:  # it runs no uv: named, not discovered
+        file.write('\n[tool.depsync]\ndockerfiles = ["docker/Dockerfile.ci.dev"]\n')
     result = depsync(project, "--runner", "docker", "--build", "--target", "main")
     assert result.returncode == 0, result.stderr
     assert "built from docker/Dockerfile.ci.dev" in result.stderr

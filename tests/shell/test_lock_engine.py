@@ -167,6 +167,8 @@ def test_build_uses_the_same_engine_through_the_context(engine, project: Path, t
     home = fake_home(tmp_path, {"ctx-build": f"unix://{link}"}, "ctx-build")
     (project / "docker").mkdir()
     (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {IMAGE}\nENV DEPSYNC_CONTEXT_BUILD=1\n")
+    with (project / "pyproject.toml").open("a") as file:  # it runs no uv: named, not discovered
+        file.write('\n[tool.depsync]\ndockerfiles = ["docker/Dockerfile.ci.dev"]\n')
     result = subprocess.run(
         [sys.executable, "-m", "depsync", "lock", str(project), "--runner", "docker", "--build"],
         capture_output=True, text=True, env=env_without_engine_settings(HOME=str(home)), timeout=300,

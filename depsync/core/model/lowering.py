@@ -112,8 +112,8 @@ def lower(text: str, origin: str, project: Pyproject, context: Context = Context
     elif origin.startswith("extra:"):
         marker = conjoin(marker, f"extra == '{origin[6:]}'")
     spec = specifier_key(str(requirement.specifier))
-    if requirement.url:
-        return [Req(name, extras, frozenset(), marker, source_from_direct_url(requirement.url), text, origin)]
+    # the requirement as written: where no source applies (a direct URL is its own source)
+    plain_spec, plain_source = (frozenset(), source_from_direct_url(requirement.url)) if requirement.url else (spec, REGISTRY)
     indexes = {**(context.indexes or {}), **index_urls(project)}
     applicable: list[dict[str, Any]] = []
     # a member's own entry for a package replaces the root's (uv merges per package name)
@@ -125,7 +125,9 @@ def lower(text: str, origin: str, project: Pyproject, context: Context = Context
             continue
         applicable.append(table)
     if not applicable:
-        return [Req(name, extras, spec, marker, REGISTRY, text, origin)]
+        return [Req(name, extras, plain_spec, marker, plain_source, text, origin)]
+    # a [tool.uv.sources] entry applies to a direct URL requirement too, and wins (measured with
+    # uv 0.13.9: `zeta @ git+URL@c2` with `zeta = { git = URL, rev = c1 }` locks c1)
     out = []
     uncovered: list[str] | None = []  # the negated source markers; None: the sources cover everything
     for table in applicable:
@@ -146,8 +148,8 @@ def lower(text: str, origin: str, project: Pyproject, context: Context = Context
         # uv: "fill the remaining space with the negation of the sources": the requirement as
         # written (specifier kept, default index) where no source marker holds, if anywhere
         remaining = conjoin(marker, *uncovered)
-        if not is_never(remaining):
-            out.append(Req(name, extras, spec, remaining, REGISTRY, text, origin))
+        if not is_never(remaining):  # None: the sources leave everything uncovered
+            out.append(Req(name, extras, plain_spec, remaining, plain_source, text, origin))
     return out
 
 

@@ -307,6 +307,16 @@ def parse_requirement(text: str, where: str) -> ParsedRequirement:
         raise DepsyncError(f"invalid requirement {text!r}: {reason}", where) from None
 
 
+def uv_requirement(text: str) -> ParsedRequirement | None:
+    """A requirement string as uv reads it, None when uv rejects it too. Use it, not packaging's
+    Requirement, wherever a requirement is looked at: packaging rejects what uv accepts, e.g.
+    `pkg @ git+https://...@310e8fb; sys_platform == 'linux'` (no space before `;`)."""
+    try:
+        return _split_requirement(text)
+    except (RequirementSyntaxError, InvalidSpecifier, InvalidMarker):
+        return None
+
+
 def req_from_text(text: str, where: str) -> Req:
     """A requirement string as a Req (name, extras, specifier, marker, direct-URL source)."""
     parsed = parse_requirement(text, where)

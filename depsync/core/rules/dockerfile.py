@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from depsync.core import limits
-from depsync.core.findings import Finding, Severity
+from depsync.core.findings import Finding, Severity, listed
 from depsync.core.model.uv_commands import VALUE_OPTIONS, Arg, UvCommand
 from depsync.core.names import canonicalize_name as _canonical
 from depsync.core.rules.inputs import CheckInputs
@@ -291,10 +291,11 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     yield RULES["docker-unknown-extra"].finding(
                         path,
                         arg.line,
-                        f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {target.path} defines no extra {arg.value!r} (it has: {', '.join(sorted(extras)) or 'none'})"
+                        f"`uv {command.subcommand} --extra {arg.value}`{' (ONBUILD)' if command.onbuild else ''}: {target.path} defines no extra {arg.value!r} (it has: {_has(extras)})"
                         + _literal_hint(command, arg.value)
                         + _meant(arg.value, extras),
                         f"remove `--extra {arg.value}` or add it to [project.optional-dependencies]",
+                        _all(extras),
                     )
             for arg in _names(command, ("--group", "--only-group", "--no-group")) if not target.unknown else ():
                 group = _pip_group(command, arg) if command.subcommand in _PIP_INSTALLS else arg
@@ -302,10 +303,11 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     yield RULES["docker-unknown-group"].finding(
                         path,
                         arg.line,
-                        f"{where} names group {group.value!r}, which {target.path} does not define (it has: {', '.join(sorted(groups)) or 'none'})"
+                        f"{where} names group {group.value!r}, which {target.path} does not define (it has: {_has(groups)})"
                         + _literal_hint(command, group.value)
                         + _meant(group.value, groups),
                         f"remove the flag or add {group.value!r} to [dependency-groups]",
+                        _all(groups),
                     )
             present, no_group = command.env_value("UV_NO_GROUP")
             if present and no_group and command.subcommand in _LOCK_READERS:
@@ -314,8 +316,9 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         yield RULES["docker-unknown-group"].finding(
                             path,
                             command.line,
-                            f"{where} runs with UV_NO_GROUP={no_group!r}; {target.path} defines no group {name!r} (it has: {', '.join(sorted(groups)) or 'none'})",
+                            f"{where} runs with UV_NO_GROUP={no_group!r}; {target.path} defines no group {name!r} (it has: {_has(groups)})",
                             f"remove {name!r} from UV_NO_GROUP or add it to [dependency-groups]",
+                            _all(groups),
                         )
             if command.subcommand == "sync":
                 locked, undecided = _locking(command)
@@ -370,3 +373,16 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                         + _declared(arg.value, lock_names & asked),
                         "remove the flag (if the package was renamed, write its new name instead)",
                     )
+
+
+_SHOWN_NAMES = 8  # names of the extras or groups a project has that a message shows (did-you-mean points at the right one)
+
+
+def _has(names: set[str]) -> str:
+    """`a, b, c`, `a, ..., h and 92 more` (a workspace's `--all-packages` has every member's), or `none`."""
+    return listed(sorted(names), _SHOWN_NAMES) or "none"
+
+
+def _all(names: set[str]) -> tuple[str, ...]:
+    """The whole list, for the JSON output, when the message cut it."""
+    return tuple(sorted(names)) if len(names) > _SHOWN_NAMES + 1 else ()

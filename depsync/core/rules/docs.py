@@ -82,10 +82,22 @@ DOCS: dict[str, RuleDoc] = {
         "line the error names; for an unterminated heredoc, the instruction that opens it; otherwise the first uv command. "
         f"Past the size bound, the first {limits.MAX_TEXT_SCAN_CHARS:,} characters are read for uv commands. A file "
         "whose text shows no such command is only listed by `check -v`; a configured Dockerfile that does not parse stops the "
-        "check (exit 2).",
+        "check (exit 2). It is an error: the gate fails, and `depsync lock` refuses to relock (it cannot read the uv version the "
+        "file pins). A search for Dockerfiles that stopped at its bound of directory entries is the same rule as a warning.",
         example='RUN --mount=type=cache,target=/root/.cache/uv \\\n    bash -ex <<"EOF"\n    uv sync --locked\n# no line `EOF` follows: the heredoc never ends',
         fix="Fix the syntax (`docker build` fails on it too), or list the Dockerfiles to check in `[tool.depsync] dockerfiles`. "
         "Past a bound, simplify or split the file: the bounds are fixed (they keep a hostile file from stalling the check).",
+    ),
+    "members-not-checked-out": RuleDoc(
+        why="A workspace whose members live in git submodules needs them checked out: `actions/checkout` and a plain `git clone` "
+        "leave each submodule an empty directory. uv cannot use the lock then (it would drop the members and re-resolve), and what the "
+        "lock records for them cannot be compared, but the lock is not stale: relocking is not the fix. One finding says so, with the "
+        "count and the first few paths (the JSON output lists all of them under `items`); the rules that read members say they "
+        "cannot judge them instead of reporting what they define as unknown. `check --ref` reads a member through the submodule's "
+        "own checkout at the commit the ref records, so it gives the same verdict as `check` on the work tree.",
+        example="# .gitmodules: [submodule \"packages/member-lib\"] path = packages/member-lib\n"
+        "# uv.lock: [manifest] members = [\"member-lib\", \"root-app\"]\n# packages/member-lib/: empty (not checked out)",
+        fix="`git submodule update --init` (in GitHub Actions: `actions/checkout` with `submodules: true`), then check again.",
     ),
     "lock-stale": RuleDoc(
         why="uv.lock records the inputs it was made from (requirements with their sources and markers, extras, groups, the manifest). "
@@ -204,7 +216,9 @@ DOCS: dict[str, RuleDoc] = {
         why="A git source pinned to a branch or tag (`rev = \"nv_dev\"`, `tag = \"v0.3.0\"`, or no rev at all) can move. The lock "
         "records the commit it resolved, but the next relock may silently pick another one. A short commit (`rev = \"abc1234\"`, a hex "
         "prefix) does not move but is not the commit either: the finding names the full commit the lock resolved. The same policy "
-        "covers direct git URLs in dependencies, extras and groups (`name @ git+https://github.com/org/name.git@main`).",
+        "covers direct git URLs in dependencies, extras and groups (`name @ git+https://github.com/org/name.git@main`), and the "
+        "`[tool.uv.sources]` and requirements of every workspace member as well as the root's (a finding names the member's "
+        "pyproject.toml).",
         example='[tool.uv.sources]\nemerging_optimizers = { git = "https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git", rev = "v0.3.0" }',
         fix="`depsync check --fix` pins `rev` to the full commit the lock resolved (the finding names it), dropping `tag`/`branch`. "
         "pyproject.toml changes, so relock afterwards with `depsync lock` (uv resolves the same commit). "
@@ -213,13 +227,14 @@ DOCS: dict[str, RuleDoc] = {
     ),
     "source-host-not-allowed": RuleDoc(
         why="With `[tool.depsync] allowed-hosts`, git and url sources may only come from those hosts: a supply-chain guard against a "
-        "source that a merged PR pointed at a fork or a lookalike host.",
+        "source that a merged PR pointed at a fork or a lookalike host. Workspace members' own sources are held to it too.",
         example='# allowed-hosts = ["github.com"]\nfoo = { git = "https://gitlab.example/fork/foo.git", rev = "..." }',
         fix="Use an allowed host, or add this one to `allowed-hosts` after review.",
     ),
     "source-inert": RuleDoc(
         why="uv ignores a `[tool.uv.sources]` entry for a package that no dependency, extra or group asks for: the lock does not change. "
-        "Usually a sync brought main's source for a package dev does not use; it becomes live the day someone adds the dependency.",
+        "Usually a sync brought main's source for a package dev does not use; it becomes live the day someone adds the dependency. "
+        "A workspace member's own `[tool.uv.sources]` apply to that member's requirements: an entry none of them asks for is inert too.",
         example='[tool.uv.sources]\ndeep_gemm = { git = "https://github.com/deepseek-ai/DeepGEMM.git", rev = "..." }\n# nothing depends on deep_gemm',
         fix="Remove the entry, or add the package to the extra or group that needs it.",
     ),

@@ -15,7 +15,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
 
-from depsync.core.findings import Finding
+from depsync.core.findings import Finding, listed
 from depsync.core.model import exclude_newer
 from depsync.core.model.lock import Lock
 from depsync.core.model.lowering import (
@@ -40,9 +40,8 @@ from depsync.core.model.requirements import (
     specifier_key,
 )
 from depsync.core.names import canonicalize_name, canonicalize_version
+from depsync.core.rules import resolved
 from depsync.core.rules.inputs import CheckInputs
-from depsync.core.rules.missing_members import FIX as MISSING_FIX
-from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
 from depsync.core.rules.registry import RULES
 from depsync.errors import DepsyncError
 
@@ -98,13 +97,14 @@ class _Stale:
         self.findings: list[Finding] = []
         self.requires_python = lock.requires_python or ""
 
-    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, fix: str = _FIX, file: str = "") -> None:
-        """file: the file pyproject_line is in when it is not the pyproject (a uv.toml)."""
+    def add(self, message: str, *, pyproject_line: int = 0, lock_line: int = 0, fix: str = _FIX, file: str = "", items: tuple[str, ...] = ()) -> None:
+        """file: the file pyproject_line is in when it is not the pyproject (a uv.toml); items: a
+        long list the message names (cut there to a count), whole in the JSON."""
         if pyproject_line:
             where, line = file or self.pyproject.path, pyproject_line
         else:
             where, line = self.lock.path, lock_line
-        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", fix))
+        self.findings.append(RULES["lock-stale"].finding(where, line, f"uv.lock is stale: {message}", fix, items))
 
     def setting(self, settings: UvSettings, key: str, message: str, *, fix: str = _FIX) -> None:
         """A finding on a resolver setting, at its line in the file uv reads it from."""
@@ -293,19 +293,18 @@ def _check_local_packages(inputs: CheckInputs, lock: Lock) -> Iterator[Finding]:
     if recorded_members is None and members is not None and root.name and any(p.name == canonicalize_name(root.name) and p.source.value == "." for p in lock.packages):
         recorded_members = [root.name]  # uv writes [manifest] members only for more than one: none is the root alone
     if members is not None and recorded_members is not None:
-        recorded = frozenset(canonicalize_name(m) for m in recorded_members)
+        # members in submodules that are not checked out are their own finding
+        # (members-not-checked-out), never a stale lock: uv would drop them, relocking is no fix
+        recorded = frozenset(canonicalize_name(m) for m in recorded_members) - set(inputs.members_not_checked_out)
         if recorded != members:
-            # a recorded member whose directory holds no pyproject.toml: usually a git submodule
-            # that is not checked out (uv then drops the member and re-resolves, too)
-            missing = missing_member_dirs(inputs)
-            hint = f"; {missing_hint(missing)}" if missing else ""
-            stale.add(
-                f"workspace members are {', '.join(sorted(members))} but the lock records {', '.join(sorted(recorded))}{hint}",
-                pyproject_line=root.lines.table("tool.uv.workspace"),
-                fix=f"{MISSING_FIX}; relock only if the members really changed"
-                if missing
-                else _FIX,
+            added, dropped = sorted(members - recorded), sorted(recorded - members)
+            what = "; ".join(
+                part for part in (
+                    f"the workspace has member{'s' if len(added) > 1 else ''} {listed(added)} the lock does not record" if added else "",
+                    f"the lock records member{'s' if len(dropped) > 1 else ''} {listed(dropped)} the workspace does not have" if dropped else "",
+                ) if part
             )
+            stale.add(what, pyproject_line=root.lines.table("tool.uv.workspace"), fix=_FIX, items=(*added, *dropped))
     member_names = set(members or ()) | {canonicalize_name(str(m)) for m in recorded_members or ()}
     root_indexes = index_urls(root)
     for path, project in sorted(inputs.local_projects.items()):
@@ -340,6 +339,10 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     expected = expected_inputs(project, context)
     if {"dependencies", "optional-dependencies"} & project.dynamic:
         return expected  # built at lock time: nothing static to compare
+    if resolved.applies(package, lock):  # uv's preview format: no [package.metadata], judged by what was resolved
+        for problem in resolved.problems(project, package, lock, context, member=member):
+            stale.add(problem.message, pyproject_line=problem.pyproject_line, lock_line=problem.lock_line)
+        return expected
     metadata = package.raw.get("metadata", {})
     what = "dependencies" if project is stale.pyproject and package.is_project_root() else f"{project.name} dependencies"
     recorded_dist = lock.reqs(metadata.get("requires-dist", []), "requires-dist")
@@ -352,7 +355,7 @@ def _compare_metadata(stale: _Stale, project: Pyproject, package: Any, context: 
     if lock.revision >= EXTRAS_REVISION and recorded_extras != set(expected.provides_extras):
         added = sorted(set(expected.provides_extras) - recorded_extras)
         removed = sorted(recorded_extras - set(expected.provides_extras))
-        parts = ([f"added {', '.join(added)}"] if added else []) + ([f"removed {', '.join(removed)}"] if removed else [])
+        parts = ([f"added {listed(added)}"] if added else []) + ([f"removed {listed(removed)}"] if removed else [])
         stale.add(f"{project.name} extras changed ({'; '.join(parts)})", pyproject_line=lines.table("project.optional-dependencies"))
     if member:
         _compare_groups(stale, project, package, expected)

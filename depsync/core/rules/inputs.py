@@ -57,6 +57,9 @@ class CheckInputs:
     image_dockerfile: str | None = None
     # workspace members that resolve outside the project (a symlink out, `../`): uv reads them, depsync does not
     workspace_members_outside: tuple[str, ...] = ()
+    # workspace members the lock records in git submodules that are not checked out (name ->
+    # lock path): their pyproject.toml cannot be read, here or at the ref
+    members_not_checked_out: dict[str, str] = field(default_factory=dict)
 
 
 RuleFamily = Callable[[CheckInputs], Iterable[Finding]]

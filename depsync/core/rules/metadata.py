@@ -51,7 +51,12 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         sha = local_sha(version) if version else None
         if not sha:
             continue
-        git_tables = [t for t in sources.get(name, []) if "git" in t]
+        git_tables, where = [t for t in sources.get(name, []) if "git" in t], ""
+        if not git_tables:
+            # the root has no source for it: a workspace member's own source is the pin (uv applies it there)
+            in_members = member_git_tables(inputs, name)
+            if len({repr(sorted(t.items())) for _, t in in_members}) == 1:
+                git_tables, where = [in_members[0][1]], f" (in {in_members[0][0]})"
         if len(git_tables) != 1:
             continue
         table = git_tables[0]
@@ -70,6 +75,17 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         yield RULES["metadata-rev-mismatch"].finding(
             pyproject.path,
             pyproject.line_of_metadata(name),
-            f"dependency-metadata for {entry['name']} says version {version} (sha {sha}) but its source is pinned at {how}",
+            f"dependency-metadata for {entry['name']} says version {version} (sha {sha}) but its source{where} is pinned at {how}",
             f"set version = \"{follow_rev(version, commit)}\" and relock",
         )
+
+
+def member_git_tables(inputs: CheckInputs, name: str) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    """(member pyproject path, git source table) of each workspace member's own source for name."""
+    lock = inputs.lock
+    members = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in (lock.manifest.get("members", []) if lock else [])}
+    found = []
+    for _, project in sorted(inputs.local_projects.items()):
+        if project.name in members and project.name != inputs.pyproject.name:
+            found += [(project.path, t) for t in project.sources().get(name, []) if "git" in t]
+    return found

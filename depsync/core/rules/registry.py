@@ -18,8 +18,8 @@ class Rule:
         """`depsync check --fix` applies this rule's fix (depsync/autofix.py)."""
         return self.id in FIXABLE
 
-    def finding(self, file: str, line: int, message: str, fix: str) -> Finding:
-        return Finding(file, line, self.id, self.severity, message, fix)
+    def finding(self, file: str, line: int, message: str, fix: str, items: tuple[str, ...] = ()) -> Finding:
+        return Finding(file, line, self.id, self.severity, message, fix, items)
 
 
 _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -35,7 +35,8 @@ RULES: dict[str, Rule] = {
         Rule("docker-stale-no-install", _W, "a `--no-install-package` names a package the lock does not contain"),
         Rule("docker-no-install-renamed", _E, "a `--no-install-package` names a package the lock now has as another build (`-cu12` -> `-cu13`), which the image installs"),
         Rule("docker-unresolved", _W, "a uv flag value uses a variable depsync cannot resolve (reported, not guessed)"),
-        Rule("docker-unparsed", _W, "a Dockerfile found in the project runs uv but does not parse, or is past depsync's bounds, so it was not checked"),
+        Rule("docker-unparsed", _E, "a Dockerfile found in the project runs uv but does not parse, or is past depsync's bounds, so it was not checked"),
+        Rule("members-not-checked-out", _E, "workspace members the lock records are in git submodules that are not checked out, so they were not checked"),
         Rule("lock-stale", _E, "uv.lock does not record what pyproject.toml asks for (`uv lock --check` would fail)"),
         Rule("workspace-member-outside", _E, "a workspace member resolves outside the project (a symlink out, `../`): uv reads it, depsync cannot check the lock against it"),
         Rule("static-model-disagrees", _W, "depsync's static model called uv.lock stale, but a real `uv lock --check --offline` accepts it"),

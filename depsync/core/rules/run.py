@@ -16,13 +16,14 @@ def families() -> list[RuleFamily]:
         freshness,
         integrity,
         metadata,
+        missing_members,
         protected,
         sources,
         unparsed,
         uv_version,
     )
 
-    return [integrity.conflict_markers, dockerfile.check, unparsed.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check, _image]
+    return [integrity.conflict_markers, dockerfile.check, unparsed.check, missing_members.check, freshness.check, metadata.check, uv_version.check, integrity.check, protected.check, sources.check, _image]
 
 
 def _image(inputs: CheckInputs) -> Iterable[Finding]:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
-from depsync.core.model.requirements import git_source, source_from_direct_url
+from depsync.core.model.requirements import git_source, source_from_direct_url, uv_requirement
 from depsync.core.names import canonicalize_name, host_of
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.missing_members import FIX as MISSING_FIX
@@ -26,10 +24,9 @@ def required_names(project) -> set[str]:  # type: ignore[no-untyped-def]
     """Names any requirement of the project asks for (dependencies, extras, groups, overrides...)."""
     names = set()
     for text, _ in project.all_requirement_strings():
-        try:
-            names.add(canonicalize_name(Requirement(text).name))
-        except InvalidRequirement:
-            continue
+        requirement = uv_requirement(text)  # as uv reads it: `pkg @ URL; marker` without a space too
+        if requirement is not None:
+            names.add(canonicalize_name(requirement.name))
     return names
 
 
@@ -76,17 +73,27 @@ def pin_fix(shown: str, commit: str | None, what: str) -> str:
 
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     pyproject = inputs.pyproject
-    allowed = {h.lower() for h in inputs.config.allowed_hosts}
     needed = required_names(pyproject)
     # workspace members use the root's sources too (uv merges them per package name)
     members = set(inputs.workspace_members or ()) | {canonicalize_name(str(m)) for m in (inputs.lock.manifest.get("members", []) if inputs.lock else [])}
-    for project in inputs.local_projects.values():
-        if project.name in members:
-            needed |= required_names(project)
-    written = pyproject.source_names()
-    missing = missing_member_dirs(inputs)
-    for name, tables in pyproject.sources().items():
-        line = pyproject.line_of_source(name)
+    member_projects = [p for _, p in sorted(inputs.local_projects.items()) if p.name in members and p.name != pyproject.name]
+    for project in member_projects:
+        needed |= required_names(project)
+    yield from _source_findings(pyproject, inputs, needed, members, missing_member_dirs(inputs))
+    # a member's own [tool.uv.sources] apply to its own requirements: the same policy as the root's
+    for project in member_projects:
+        yield from _source_findings(project, inputs, required_names(project), members, {})
+    for project in (pyproject, *member_projects):
+        yield from _direct_git_pins(project, inputs.lock)
+
+
+def _source_findings(project, inputs: CheckInputs, needed: set[str], members: set[str], missing: dict[str, str]) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    """Pin policy, allowed hosts and inert entries of one pyproject's [tool.uv.sources] (the
+    root's, or a workspace member's); needed: the names the requirements its sources apply to ask for."""
+    allowed = {h.lower() for h in inputs.config.allowed_hosts}
+    written = project.source_names()
+    for name, tables in project.sources().items():
+        line = project.line_of_source(name)
         shown = written.get(name, name)
         # `{ workspace = true }` naming a member: the member is part of the workspace whether or
         # not something depends on it; the entry is the usual boilerplate, not a forgotten source
@@ -94,14 +101,14 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         if name not in needed and not workspace_member and missing:
             # a member that is not checked out may be the one asking for it: say so, judge nothing
             yield RULES["source-inert"].finding(
-                pyproject.path,
+                project.path,
                 line,
                 f"source for {shown}: no checked-out project asks for {shown}, but a member may; {missing_hint(missing)}",
                 MISSING_FIX,
             ).with_severity(Severity.INFO)
         elif name not in needed and not workspace_member:
             yield RULES["source-inert"].finding(
-                pyproject.path,
+                project.path,
                 line,
                 f"source for {shown} is inert: no dependency, extra or group asks for {shown}, so uv ignores it",
                 f"remove it, or add {shown} to the extra or group that needs it",
@@ -114,31 +121,25 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     commit = locked_commit(inputs.lock, name, table)
                     what = describe_pin(kind, value, commit)
                     yield RULES["source-pin-not-commit"].finding(
-                        pyproject.path, line, f"{shown} is pinned to {what}{pin_problem(what, commit)}",
+                        project.path, line, f"{shown} is pinned to {what}{pin_problem(what, commit)}",
                         pin_fix(shown, commit, f"{kind} {value!r}" if kind else "the default branch"),
                     )
             url = table.get("git") or table.get("url")
             if allowed and isinstance(url, str) and host_of(url) not in allowed:
                 yield RULES["source-host-not-allowed"].finding(
-                    pyproject.path,
+                    project.path,
                     line,
                     f"{shown} comes from host {host_of(url) or '?'!r}, not in allowed-hosts ({', '.join(sorted(allowed))})",
                     "use an allowed host, or add this one to [tool.depsync] allowed-hosts after review",
                 )
-
-    for project in (pyproject, *(p for p in inputs.local_projects.values() if p.name in members)):
-        yield from _direct_git_pins(project, inputs.lock)
 
 
 def _direct_git_pins(project, lock: Lock | None) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     """`name @ git+https://...@ref` requirements (dependencies, extras, groups): the same pin
     policy as [tool.uv.sources]. The URL itself is never shown (it may carry a token)."""
     for text, origin in project.all_requirement_strings():
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if not requirement.url or not requirement.url.startswith("git+"):
+        requirement = uv_requirement(text)  # packaging misses `pkg @ git+...@sha; marker` (no space before `;`)
+        if requirement is None or not requirement.url or not requirement.url.startswith("git+"):
             continue
         source = source_from_direct_url(requirement.url)
         kind, value = source.ref if source.ref else ("", "")

@@ -4,9 +4,10 @@ could not check (depsync/core/dockerfile_discovery.py says which and why)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from depsync.core.dockerfile_discovery import Unparsed
-from depsync.core.findings import Finding
+from depsync.core.findings import Finding, Severity
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
 
@@ -32,12 +33,13 @@ def _where(item: Unparsed) -> str:
 def check(inputs: CheckInputs) -> Iterator[Finding]:
     rule = RULES["docker-unparsed"]
     if inputs.dockerfile_scan_stopped:
-        yield rule.finding(
+        # a warning: no Dockerfile is known to be left out, and a large tree is no reason to fail the gate
+        yield replace(rule.finding(
             ".",
             0,
             f"the search for Dockerfiles stopped after {inputs.dockerfile_scan_stopped} directory entries, so a Dockerfile past them was not found or checked",
             _LIST_THEM,
-        )
+        ), severity=min(rule.severity, Severity.WARNING))
     for item in inputs.dockerfiles_unparsed:
         runs = f"runs `{item.uv_command}` (line {item.uv_line})"
         if item.bound:

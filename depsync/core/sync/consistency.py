@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from depsync.core.model.requirements import ParsedRequirement, uv_requirement
 
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.sync.surface import conflict_names
@@ -59,11 +60,10 @@ def problems(data: Mapping[str, Any]) -> set[Inconsistency]:
     found: set[Inconsistency] = set()
     indexes = {str(i.get("name")) for i in uv.get("index", []) if isinstance(i, Mapping) and i.get("name")}
     sources = uv.get("sources", {}) if isinstance(uv.get("sources"), Mapping) else {}
-    pins: dict[str, list[Requirement]] = {}
+    pins: dict[str, list[ParsedRequirement]] = {}
     for text in _requirements(data):
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
+        requirement = uv_requirement(text)  # as uv reads it (packaging rejects some that uv accepts)
+        if requirement is None:
             continue
         pins.setdefault(canonicalize_name(requirement.name), []).append(requirement)
     for name, value in sources.items():

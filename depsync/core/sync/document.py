@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 
+from depsync.core.model.requirements import uv_requirement
 from depsync.core.names import canonicalize_name
 from depsync.core.sync.sources import case_of_values
 from depsync.core.sync.surface import REQUIREMENT_LISTS
@@ -148,9 +148,8 @@ def _element_key(item: Any, requirements: bool = False) -> Any:
     if isinstance(item, Mapping) and isinstance(item.get("name"), str):
         return ("name", item["name"])
     if requirements and isinstance(item, str):
-        try:
-            requirement = Requirement(item)
-        except InvalidRequirement:
+        requirement = uv_requirement(item)  # as uv reads it (packaging rejects some that uv accepts)
+        if requirement is None:
             return ("value", comparable(item))
         return ("requirement", canonicalize_name(requirement.name), str(requirement.marker or ""))
     return ("value", comparable(item))

@@ -61,6 +61,49 @@ class MainChangeCount:
         return self.entries - self.taken
 
 
+@dataclass(frozen=True)
+class DockerfileKept:
+    """A CI Dockerfile (configured, or discovered on dev) that reconcile keeps at dev's version,
+    and what main changed in it since the merge-base: listed, never taken silently."""
+
+    path: str
+    how: str  # "configured" or "discovered"
+    added: int = 0  # lines main's version has that the merge-base's lacks
+    removed: int = 0
+    main_deleted: bool = False  # main removed the file
+    main_added: bool = False  # a CI Dockerfile main added that dev does not have: main's, as the merge brought it
+
+    @property
+    def main_changed(self) -> bool:
+        return self.main_deleted or self.main_added or bool(self.added or self.removed)
+
+
+def diffstat(old: str, new: str) -> tuple[int, int]:
+    """(lines added, lines removed) from old to new, as `git diff --numstat` counts them."""
+    import difflib
+
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+def kept_dockerfile(path: str, how: str, base: bytes | None, main: bytes | None, dev: bytes | None = b"") -> DockerfileKept:
+    """What main changed in a CI Dockerfile since the merge-base (base, main, dev: its bytes there;
+    None: absent). One dev does not have and main added stays main's (dev has no version to keep)."""
+    if dev is None and base is None and main is not None:
+        return DockerfileKept(path, how, len(main.decode(errors="replace").splitlines()), 0, main_added=True)
+    if base == main:
+        return DockerfileKept(path, how)
+    if main is None:
+        return DockerfileKept(path, how, 0, len((base or b"").decode(errors="replace").splitlines()), main_deleted=True)
+    added, removed = diffstat((base or b"").decode(errors="replace"), main.decode(errors="replace"))
+    return DockerfileKept(path, how, added, removed)
+
+
 @dataclass
 class Reconciliation:
     """Everything the reports need: refs, decisions, files, lock outcome, findings, what is left to do."""
@@ -73,6 +116,7 @@ class Reconciliation:
     decisions: list[SourceDecision]
     metadata: list[MetadataUpdate]
     restored: list[str] = field(default_factory=list)
+    ci_dockerfiles: list[DockerfileKept] = field(default_factory=list)  # dev's kept; what main changed in each
     taken_from_main: list[str] = field(default_factory=list)  # `take-from-main` paths, checked out from main
     lock: LockOutcome = field(default_factory=LockOutcome)
     findings: list[Finding] = field(default_factory=list)

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier
 from packaging.utils import canonicalize_name
 
 from depsync.core.findings import Finding
-from depsync.core.model.requirements import specifier_key
+from depsync.core.model.requirements import specifier_key, uv_requirement
 from depsync.core.sync.sources import Ownership, Policy, Rule, case_of_values, normalize
 
 SIDES = ("dev", "main")
@@ -71,10 +70,14 @@ def _show(item: Any) -> str:
 def requirement_key(text: str) -> tuple[str, Any]:
     """(canonical name, comparable value) of a requirement string; an unparsable one keeps its text.
     Cached: history walks see the same strings in every version of the file."""
-    try:
-        req = Requirement(text)
-        spec = tuple(sorted(specifier_key(str(req.specifier))))
-    except (InvalidRequirement, InvalidSpecifier):
+    req = uv_requirement(text)  # as uv reads it: `pkg @ URL; marker` without a space too
+    spec = None
+    if req is not None:
+        try:
+            spec = tuple(sorted(specifier_key(str(req.specifier))))
+        except InvalidSpecifier:
+            pass
+    if req is None or spec is None:
         squashed = " ".join(text.split())
         return f"?{squashed}", ("unparsed", squashed)
     extras = tuple(sorted(canonicalize_name(e) for e in req.extras))
@@ -466,10 +469,10 @@ def _excludes_locked(case: str, kind: str, main: Entry | None, locked: tuple[str
     from packaging.version import InvalidVersion, Version
 
     for raw in main.raw:
-        try:
-            specifier = Requirement(str(raw)).specifier
-        except InvalidRequirement:
+        parsed = uv_requirement(str(raw))
+        if parsed is None:
             return None
+        specifier = parsed.specifier
         try:
             if not str(specifier) or any(specifier.contains(Version(v), prereleases=True) for v in locked):
                 return None

@@ -121,7 +121,7 @@ def choose_runner(
     image = options.image or config.image
     how = "--image" if options.image else "[tool.depsync] image" if config.image else ""
     if options.build and not dockerfile_path:
-        raise DepsyncError("--build needs a Dockerfile ([tool.depsync] dockerfiles)")
+        raise DepsyncError("--build needs a CI Dockerfile: none of the project's Dockerfiles runs uv on it; name the one to build in [tool.depsync] dockerfiles")
     if not image and not options.build:
         image, how = image_from_dockerfile(hints or FileReader(options.root), dockerfile), "the Dockerfile's FROM"
         if not image:
@@ -142,10 +142,14 @@ def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks
     """choose_runner for the pyproject and CI Dockerfile `reader` sees (a commit or the work
     tree): the one relock path of reconcile and the merge driver, so both honour the pin."""
     from depsync.core.model.pyproject import Pyproject
-    from depsync.shell.workspace import ci_dockerfile
+    from depsync.core.dockerfile_discovery import refuse_unparsed
+    from depsync.shell.ci_dockerfiles import ci_dockerfiles
 
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)
-    dockerfile, path = ci_dockerfile(reader, config, request.build_args)
+    ci = ci_dockerfiles(reader, config, request.build_args)  # the set `check` checks: configured, else discovered
+    refuse_unparsed(ci)
+    dockerfile = ci.for_lock()
+    path = dockerfile.path if dockerfile else None
     # image hints come from the same reader (dev's commit for reconcile), never the merged tree
     return choose_runner(request, config, pyproject, dockerfile, path, hints=reader, **sinks)  # type: ignore[arg-type]
 
