@@ -22,7 +22,7 @@ def test_the_summary_says_which_commits_carry_main_and_the_repair() -> None:
     text = to_markdown(_result(SquashScan((SQUASH, REBASE), truncated=True, read=(5000, 1200)), merging=True))
     assert "### Syncs that landed on dev without main as a parent" in text
     assert "the merge-base is stuck at ffffffffff" in text.split("\n\n")[1]  # the headline says it
-    assert "`5555555555` (Sync \\<b\\>main\\</b\\> @\u2060org/team ::warning::x, 2023-11-14): a squash-merged sync: carries 38 of main's 40 commits up to 1234567890; 2 left out" in text
+    assert "`5555555555` (Sync \\<b\\>main\\</b\\> @\u2060org/team ::warning::x, 2023-11-14): likely a squash-merged sync: carries 38 of main's 40 commits up to 1234567890; 2 left out" in text
     assert "`6666666666..8888888888` (3 commits)" in text and "rebase-merged sync (or cherry-picks, one by one)" in text
     assert "`git merge -s ours bbbbbbbbbb`" in text  # the newest finding's main commit
     assert "Read the newest 5000 of main's and 1200 of dev's commits" in text
@@ -53,9 +53,9 @@ def test_nothing_found_nothing_said() -> None:
 def test_guards_warning_is_plain_text_on_one_line_each() -> None:
     lines = squashed_report.warning_lines(SquashScan((SQUASH,)), BASE)
     assert lines[0].startswith("depsync guard: warning: dev carries main's commits without main as a parent") and "ffffffffff" in lines[0]
-    assert lines[1].startswith('  5555555555 "Sync <b>main</b> @org/team ::warning::x": a squash-merged sync')
+    assert lines[1].startswith('  5555555555 "Sync <b>main</b> @org/team ::warning::x": likely a squash-merged sync')
     assert all("\r" not in line and "\n" not in line for line in lines)
-    assert "git merge -s ours 1234567890" in lines[-1]
+    assert any("git merge -s ours 1234567890" in line for line in lines)
 
 
 def test_a_history_that_could_not_be_read_is_said() -> None:
