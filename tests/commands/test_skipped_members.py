@@ -65,7 +65,7 @@ def test_check_agrees_with_real_uv_on_a_member_copies_used_to_skip(tmp_path: Pat
     assert uv_check_result(project, material.env).returncode == 1  # real uv in the checkout: stale
     code, findings = _check(project, env)
     assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
-    assert "workspace members are app, tool but the lock records app" in findings[0]["message"] and "uv 0.13.9 agrees" in findings[0]["message"]
+    assert "the workspace has member tool the lock does not record" in findings[0]["message"] and "uv 0.13.9 agrees" in findings[0]["message"]
 
     locked = _depsync(project, env, "lock", "--runner", "local")
     assert locked.returncode == 0, locked.stderr
