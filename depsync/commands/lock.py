@@ -103,26 +103,13 @@ def against_image(root: Path, runner: object, dockerfile_path: str | None) -> st
     `check --image`), for `--summary` only (a plain relock stays as fast as before): said on
     stderr, and returned as the summary's Markdown section. The lock is written already;
     nothing here fails the run (a note says what could not be read)."""
-    from dataclasses import replace
-
-    from depsync.core.rules.image import check as image_check
-    from depsync.core.rules.run import apply_severity
     from depsync.report.lock import image_lines, image_markdown
-    from depsync.shell.runners.image_env import read_image_env
-    from depsync.shell.workspace import load_inputs
+    from depsync.shell.image_hold import held_against_image
 
-    image = getattr(runner, "image", None) if getattr(runner, "name", "") == "docker" else None
-    if not image:
+    held = held_against_image(root, runner, dockerfile_path)
+    if held is None:
         return ""
-    try:
-        env, _ = read_image_env(image)
-        inputs = load_inputs(root)
-        inputs = replace(inputs, image=env, image_dockerfile=dockerfile_path)
-        findings = apply_severity(image_check(inputs), inputs.config)
-    except DepsyncError as exc:
-        ui.note(f"the new lock was not held against {image}: {exc.message}")
-        return ""
-    described = env.describe()
+    described, findings = held
     for line in image_lines(described, findings):
         ui.note(line)
     return image_markdown(described, findings)

@@ -58,6 +58,7 @@ from depsync.shell.fileio import (
 )
 from depsync.shell.runners.choose import IMAGE_HINTS
 from depsync.shell.runners.protocol import Runner
+from depsync.shell.image_hold import held_against_image
 from depsync.shell.surface_evidence import merged_code_uses
 from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.uv import error_summary, output_tail
@@ -534,5 +535,9 @@ def _apply(
     result.findings = run_rules(inputs)
     if result.lock.state == "relocked":  # uv just wrote this lock: a static lock-stale is asked of uv (unrelocked, it is expected)
         result.findings = uv_confirm.confirm_stale(result.findings, inputs, root)
+        held = held_against_image(root, runner, None, inputs)  # what `uv sync` in the CI image installs over, or misses
+        if held is not None:
+            result.findings += held[1]
+            result.lock.note += f"; held against {held[0]}: {len(held[1])} finding{'s' if len(held[1]) != 1 else ''}"
     result.checked = True
     result.unmerged = sorted(unmerged - set(_top_relative(root, list(targets))))

@@ -276,6 +276,43 @@ def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: P
         remove(tag)
 
 
+def test_reconcile_holds_its_relock_against_the_image_it_ran_in(tmp_path: Path) -> None:
+    """After a sync's relock in the docker runner, what `uv sync` in that image would install over
+    (or miss from) what the image ships is in the PR body and the plan, and the run needs review."""
+    import subprocess
+    import sys
+
+    from conftest import git, indexed_project
+
+    tag = "depsync-test:reconcile-against-image"
+    build(tag, IMAGE, dist_files({"alpha": "0.5", "gamma": "0.1"}))
+    try:
+        project = indexed_project(tmp_path / "proj")
+        (project / "docker").mkdir()
+        (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {tag}\nRUN uv sync --locked --no-install-package alpha\n")
+        env = {**env_with_cache(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        assert depsync("lock", str(project), "--runner", "local", env=env).returncode == 0
+        git(project, "init", "-q", "-b", "main")
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "base")
+        git(project, "branch", "dev")
+        pyproject = project / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text() + "\n[tool.ruff]\nline-length = 100\n")  # main changes a key outside the surface
+        git(project, "commit", "-qam", "main: ruff")
+        git(project, "checkout", "-q", "dev")
+        subprocess.run(["git", "-C", str(project), "merge", "-q", "--no-commit", "--no-ff", "main"], check=True, capture_output=True)
+        plan, summary = tmp_path / "plan.json", tmp_path / "summary.md"
+        result = depsync("reconcile", "--dev", "dev", "--main", "main", "--runner", "docker", "--plan-json", str(plan), "--summary", str(summary), cwd=project, env=env)
+        assert result.returncode == 1, result.stderr  # the image findings need a reviewer
+        document = json.loads(plan.read_text())
+        rules = {f["rule"] for f in document["findings"]}
+        assert {"image-version-mismatch", "image-shadowed"} <= rules
+        assert document["lock"]["state"] == "relocked" and f"held against {tag}" in document["lock"]["note"]
+        assert "image-shadowed" in summary.read_text()
+    finally:
+        remove(tag)
+
+
 def test_a_python_that_does_not_run_is_said_and_the_files_are_read(megatron: Path, tmp_path: Path) -> None:
     tag = "depsync-test:python-not-executable"
     # executable, but no program the kernel runs ("exec format error")
