@@ -112,11 +112,12 @@ def _history(
     if not names:
         return {}, {}
     key = ("history", path, dev_commit, main_commit, parse.__name__, tuple(sorted(names, key=repr)))
-    known = cache.memo_get("history", key) if _FULL_SHA.fullmatch(dev_commit) and _FULL_SHA.fullmatch(main_commit) else None
+    immutable = bool(_FULL_SHA.fullmatch(dev_commit) and _FULL_SHA.fullmatch(main_commit))  # a ref name can move
+    known = cache.memo_get("history", key) if immutable else None
     if isinstance(known, tuple) and len(known) == 2:
         return {name: Ownership(*fields) for name, fields in known[0]}, dict(known[1])
     ownership, removed = _read_history(root, path, dev_commit, main_commit, names, parse)
-    if _FULL_SHA.fullmatch(dev_commit) and _FULL_SHA.fullmatch(main_commit):
+    if immutable:
         remembered = tuple((name, (o.owner, o.basis, o.detail, o.commit)) for name, o in ownership.items())
         cache.memo_put("history", key, (remembered, tuple(removed.items())))
     return ownership, removed

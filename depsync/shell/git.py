@@ -10,7 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -375,38 +375,28 @@ def list_tree(root: Path, ref: str) -> list[tuple[str, str]]:
     """(mode, path relative to root) of every file under root at ref (symlinks and submodules
     keep their own modes, so a caller can leave them out)."""
     require_ref(ref)
-    result = _git(root, "ls-tree", "-r", "-z", ref, "--", ".")
-    out = []
-    for record in result.stdout.decode(errors="replace").split("\0"):
+    return [(fields[0], path) for fields, path in _records(_git(root, "ls-tree", "-r", "-z", ref, "--", ".").stdout)]
+
+
+def _records(stdout: bytes) -> Iterator[tuple[list[str], str]]:
+    """(space-separated fields, path) of each `-z` record `FIELDS<TAB>PATH` (ls-tree, ls-files -s)."""
+    for record in stdout.decode(errors="replace").split("\0"):
         meta, tab, path = record.partition("\t")
         if tab:
-            out.append((meta.split(" ", 1)[0], path))
-    return out
+            yield meta.split(" "), path
 
 
 def tree_entries(root: Path, ref: str) -> list[tuple[str, str, str]]:
     """(mode, path relative to root, object id) of every entry under root at ref, gitlinks included."""
     require_ref(ref)
-    result = _git(root, "ls-tree", "-r", "-z", ref, "--", ".")
-    out = []
-    for record in result.stdout.decode(errors="replace").split("\0"):
-        meta, tab, path = record.partition("\t")
-        fields = meta.split(" ")
-        if tab and len(fields) == 3:
-            out.append((fields[0], path, fields[2]))
-    return out
+    stdout = _git(root, "ls-tree", "-r", "-z", ref, "--", ".").stdout
+    return [(fields[0], path, fields[2]) for fields, path in _records(stdout) if len(fields) == 3]  # mode type object
 
 
 def index_entries(root: Path) -> list[tuple[str, str, str]]:
     """(mode, path relative to root, object id) of every entry of the index under root."""
-    result = _git(root, "ls-files", "-s", "-z", "--", ".")
-    out = []
-    for record in result.stdout.decode(errors="replace").split("\0"):
-        meta, tab, path = record.partition("\t")
-        fields = meta.split(" ")
-        if tab and len(fields) == 3:
-            out.append((fields[0], path, fields[1]))
-    return out
+    stdout = _git(root, "ls-files", "-s", "-z", "--", ".").stdout
+    return [(fields[0], path, fields[1]) for fields, path in _records(stdout) if len(fields) == 3]  # mode object stage
 
 
 def current_branch(root: Path) -> str | None:

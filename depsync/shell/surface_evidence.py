@@ -440,7 +440,8 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
     # a cheap filter of literals: a file that names no module's first part imports none of them
     # (`nemo.lens` is written `from nemo.lens.x import` or `from nemo import lens`); the rest is
     # decided by the file's imports, which the store remembers
-    literals = tuple(sorted({m.split(".", 1)[0].encode() for m in by_module}))  # `in` is C's fast search; a regex alternation is not
+    first_part = {m: m.split(".", 1)[0].encode() for m in by_module}
+    literals = tuple(sorted(set(first_part.values())))  # `in` is C's fast search; a regex alternation is not
     places: dict[str, dict[bool, list[str]]] = {p: {False: [], True: []} for p in modules}
     unreadable: dict[str, int] = {}
     count = 0
@@ -466,7 +467,7 @@ def scan_uses(files: Iterable[tuple[str, bytes]], modules: Mapping[str, tuple[st
             # not Python depsync can read (conflict markers, a newer syntax, nested past the
             # interpreter's limit): what it imports is unknown, so each package it names says so
             for module in by_module:
-                if module.split(".", 1)[0].encode() not in data or not re.search(rb"\b" + _spelled(module) + rb"\b", data):
+                if first_part[module] not in data or not re.search(rb"\b" + _spelled(module) + rb"\b", data):
                     continue
                 for package in by_module[module]:
                     unreadable[package] = unreadable.get(package, 0) + 1

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import jsonschema
@@ -251,19 +253,29 @@ def test_no_image_or_no_engine_is_exit_2_only_when_the_image_was_named(megatron:
     assert derived.returncode == 1 and "no Docker engine answers" in derived.stderr and "the image rules did not run" in derived.stderr
 
 
-def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: Path) -> None:
-    """The docker runner locks in the Dockerfile's FROM; the summary says what the image rules find there."""
+@contextmanager
+def project_beside_image(tmp_path: Path, tag: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A project on a local index whose CI Dockerfile builds FROM tag, an image that ships alpha 0.5
+    (kept out by the Dockerfile, below the project's alpha>=1.0) and gamma 0.1 (the lock's gamma
+    shadows it); the image is removed afterwards. (project, the environment to run depsync in)."""
     import sys
 
     from conftest import indexed_project
 
-    tag = "depsync-test:lock-against-image"
     build(tag, IMAGE, dist_files({"alpha": "0.5", "gamma": "0.1"}))
     try:
         project = indexed_project(tmp_path / "proj")
         (project / "docker").mkdir()
         (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {tag}\nRUN uv sync --locked --no-install-package alpha\n")
-        env = {**env_with_cache(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        yield project, {**env_with_cache(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    finally:
+        remove(tag)
+
+
+def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: Path) -> None:
+    """The docker runner locks in the Dockerfile's FROM; the summary says what the image rules find there."""
+    tag = "depsync-test:lock-against-image"
+    with project_beside_image(tmp_path, tag) as (project, env):
         summary = tmp_path / "summary.md"
         result = depsync("lock", str(project), "--runner", "docker", "--summary", str(summary), env=env)
         assert result.returncode == 0, result.stderr
@@ -272,25 +284,17 @@ def test_depsync_lock_holds_the_new_lock_against_the_image_it_ran_in(tmp_path: P
         assert "image-shadowed" in result.stderr and "gamma" in result.stderr  # the lock's gamma over the image's 0.1
         text = summary.read_text()
         assert "### Against the image" in text and "image-version-mismatch" in text
-    finally:
-        remove(tag)
 
 
 def test_reconcile_holds_its_relock_against_the_image_it_ran_in(tmp_path: Path) -> None:
     """After a sync's relock in the docker runner, what `uv sync` in that image would install over
     (or miss from) what the image ships is in the PR body and the plan, and the run needs review."""
     import subprocess
-    import sys
 
-    from conftest import git, indexed_project
+    from conftest import git
 
     tag = "depsync-test:reconcile-against-image"
-    build(tag, IMAGE, dist_files({"alpha": "0.5", "gamma": "0.1"}))
-    try:
-        project = indexed_project(tmp_path / "proj")
-        (project / "docker").mkdir()
-        (project / "docker" / "Dockerfile.ci.dev").write_text(f"FROM {tag}\nRUN uv sync --locked --no-install-package alpha\n")
-        env = {**env_with_cache(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    with project_beside_image(tmp_path, tag) as (project, env):
         assert depsync("lock", str(project), "--runner", "local", env=env).returncode == 0
         git(project, "init", "-q", "-b", "main")
         git(project, "add", "-A")
@@ -309,8 +313,6 @@ def test_reconcile_holds_its_relock_against_the_image_it_ran_in(tmp_path: Path) 
         assert {"image-version-mismatch", "image-shadowed"} <= rules
         assert document["lock"]["state"] == "relocked" and f"held against {tag}" in document["lock"]["note"]
         assert "image-shadowed" in summary.read_text()
-    finally:
-        remove(tag)
 
 
 def test_a_python_that_does_not_run_is_said_and_the_files_are_read(megatron: Path, tmp_path: Path) -> None:
