@@ -47,10 +47,9 @@ def pinned_uv_version(project_dir: Path) -> str | None:
     release (uv itself refuses to run at another), else the first pin of the Dockerfiles
     `depsync check` reads (`ARG UV_VERSION=0.7.2`, `pip install uv==...`); None when neither
     does. Only a release number is ever returned (it becomes `uv==VERSION` on a command line)."""
+    from depsync.cli.root import find_root
     from depsync.core.rules.uv_version import exact_required_version
     from depsync.shell.uv_confirm import pinned_version
-
-    from depsync.cli.root import find_root
 
     inputs = load_inputs(find_root(Path(project_dir)))  # the root `depsync check PATH` finds
     return exact_required_version(inputs.pyproject.uv.get("required-version")) or pinned_version(inputs)

@@ -37,11 +37,10 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO, env_for, git, uv_lock, warnings_only, write_files
-
-from depsync import __version__
 from support import copy_of_depsync
 from uvprojects import LocalMaterial
 
+from depsync import __version__
 from depsync.api import pinned_uv_version
 
 ACTION = REPO / ".github" / "actions" / "depsync-check" / "action.yml"

@@ -26,12 +26,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
 from pathlib import Path
 
 from depsync.cli.common import HELP_WIDTH
 from depsync.cli.parser import parser
 from depsync.core.config import Config, DockerfileSpec, valid_keys
+from depsync.records import fields, record
 
 REGENERATE = "python -m depsync.cli.docs"
 
@@ -141,7 +141,7 @@ def cli_reference() -> str:
 # -- [tool.depsync] ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class KeyDoc:
     type: str  # as TOML spells it
     read_by: tuple[str, ...]  # the commands whose behaviour the key changes

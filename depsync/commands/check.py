@@ -11,25 +11,25 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.selection import Selection
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.report import ui
 from depsync.shell.workspace import CliOverrides
 
 if TYPE_CHECKING:
     from depsync.core.autofix import FixPlan
-    from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.findings import Finding
+    from depsync.core.model.dockerfile import Dockerfile
     from depsync.core.rules.inputs import CheckInputs
     from depsync.core.suppression import Suppressed
     from depsync.shell.cache import Request
 
 
-@dataclass(frozen=True)
+@record
 class CheckOptions:
     root: Path
     ref: str | None = None
@@ -81,8 +81,8 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
 
     from depsync.core.redact import redact
     from depsync.core.rules.registry import RULES
-    from depsync.shell.uv import error_summary
     from depsync.shell.runners.local import LocalRunner
+    from depsync.shell.uv import error_summary
     from depsync.shell.uv_confirm import lock_check_env, pinned_version
 
     _, version = pinned_uv(inputs)  # the uv that runs (one line when there is none)
@@ -228,8 +228,7 @@ def with_image(inputs: CheckInputs, options: CheckOptions) -> CheckInputs:
     lock` would run in: --image REF, else [tool.depsync] image, else the CI Dockerfile's FROM
     (a `docker/.ngc_version.dev` hint first). No engine, no such image or no derivable image:
     a note, and the check goes on without the image rules; an error (exit 2) when REF was given."""
-    from dataclasses import replace
-
+    from depsync.records import replace
     from depsync.shell.runners.choose import image_from_dockerfile
     from depsync.shell.runners.image_env import ImageUnavailable, read_image_env
     from depsync.shell.workspace import FileReader
@@ -358,7 +357,7 @@ def run(options: CheckOptions) -> int:
 # -- --fix and --diff -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class FixResult:
     plan: FixPlan
     findings: list[Finding]  # after the fixes (the re-check), or as before with --diff

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass, field
+
+from depsync.records import field, record
 
 SHELLS = ("bash", "zsh", "fish")
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     flags: tuple[str, ...]
     help: str
@@ -27,14 +28,14 @@ class Option:
     repeat: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Positional:
     name: str
     kind: str  # "file", "dir", "ref", "choice", "any"
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Command:
     name: str
     help: str

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.core.lockdiff import diff_locks
 from depsync.core.model.lock import Lock
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.report.lockdiff import print_table, to_json, to_markdown
 from depsync.shell import git
 
 DEFAULT_OLD, DEFAULT_NEW = "HEAD:uv.lock", "uv.lock"
 
 
-@dataclass(frozen=True)
+@record
 class DiffOptions:
     root: Path
     old: str = DEFAULT_OLD

@@ -18,7 +18,6 @@ import re
 import sys
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -33,6 +32,7 @@ from depsync.core.sync.merge import expected_pyproject, uv_tables
 from depsync.core.sync.surface import unsanctioned
 from depsync.core.trust import is_full_commit
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.report import squashed as squashed_report
 from depsync.shell import git, trusted_config, uv_confirm
 from depsync.shell.ci_dockerfiles import ci_dockerfiles
@@ -40,7 +40,7 @@ from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.workspace import FileReader, UvProjectFiles, uv_project_files
 
 
-@dataclass(frozen=True)
+@record
 class GuardOptions:
     root: Path
     ref: str = "HEAD"
@@ -49,7 +49,7 @@ class GuardOptions:
     pre_push: bool = False  # read the pushed refs (stdin / pre-commit) and check each sync merge
 
 
-@dataclass(frozen=True)
+@record
 class Violation:
     path: str
     problem: str
@@ -215,7 +215,7 @@ def run(options: GuardOptions) -> int:
 _ZERO = re.compile(r"^0+\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Pushed:
     """One ref being pushed: the local commit and what the remote has now (None: new or unknown)."""
 

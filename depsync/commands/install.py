@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.core.config import Config
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.report import ui
 from depsync.shell import git
 from depsync.shell.fileio import confined, write_atomic
@@ -27,7 +27,7 @@ DRIVERS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class InstallOptions:
     root: Path
     uninstall: bool = False

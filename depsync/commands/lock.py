@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+from depsync.core.dockerfile_discovery import refuse_unparsed
 from depsync.core.model.pyproject import Pyproject
 from depsync.errors import DepsyncError
 from depsync.report import ui
 from depsync.shell import faults
+from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.fileio import (
     Snapshot,
     confined,
@@ -26,8 +28,6 @@ from depsync.shell.runners.choose import choose_runner
 from depsync.shell.runners.protocol import LockRun
 from depsync.shell.runners.request import LockRequest
 from depsync.shell.uv import error_summary
-from depsync.core.dockerfile_discovery import refuse_unparsed
-from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.workspace import FileReader, config_of
 
 
@@ -129,8 +129,8 @@ def refuse_missing_members(root: Path, old_lock: bytes, lock_name: str) -> None:
     would drop it from the lock or fail on it, so no relock runs."""
     import os
 
-    from depsync.core.model.lock import Lock
     from depsync.core.findings import listed
+    from depsync.core.model.lock import Lock
     from depsync.core.rules.missing_members import HINT, recorded_member_dirs
 
     try:

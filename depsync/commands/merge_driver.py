@@ -18,19 +18,19 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from depsync.core.config import Config
 from depsync.core.sync.merge import AlignedVersions, aligned_versions
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 from depsync.shell import git
 from depsync.shell.workspace import FileReader, config_of
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
+@record
 class Labels:
     """Conflict labels as git passed them (%S, %X, %Y); empty or unexpanded means unknown."""
 
@@ -39,7 +39,7 @@ class Labels:
     theirs: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class PyprojectMerge:
     text: str  # the merged text (with conflict markers when not clean)
     clean: bool
@@ -65,7 +65,7 @@ def merge_pyproject(base: str, ours: str, theirs: str, config: Config, ours_is_o
     return PyprojectMerge(text, clean, aligned)
 
 
-@dataclass(frozen=True)
+@record
 class DriverOptions:
     kind: str  # "lock" or "pyproject"
     base: Path
@@ -126,7 +126,7 @@ def _branch_of_head(top: Path) -> str:
         return "HEAD"
 
 
-@dataclass(frozen=True)
+@record
 class Sides:
     """Who is who in the merge being run, for markers and messages."""
 

@@ -14,11 +14,11 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from depsync.core.config import Config, changed_by_main
+from depsync.core.dockerfile_discovery import CiDockerfiles
 from depsync.core.findings import Finding
 from depsync.core.lockdiff import diff_locks, lock_rewrites
 from depsync.core.model.lock import Lock
@@ -29,8 +29,11 @@ from depsync.core.redact import redact
 from depsync.core.rules.run import run_rules
 from depsync.core.rules.sources import required_names
 from depsync.core.sync.merge import policy_of, reconciled_pyproject_whole
-from depsync.core.sync.reconciliation import LockOutcome, Reconciliation, kept_dockerfile
-from depsync.core.sync.uv_files import FileDecision
+from depsync.core.sync.reconciliation import (
+    LockOutcome,
+    Reconciliation,
+    kept_dockerfile,
+)
 from depsync.core.sync.sources import (
     MISSING,
     EntryChange,
@@ -44,10 +47,11 @@ from depsync.core.sync.sources import (
     sources_table,
 )
 from depsync.core.sync.surface import SurfaceEvidence, merge_surface, surface_of_text
+from depsync.core.sync.uv_files import FileDecision
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.report import ui
 from depsync.shell import cache, faults, git, signals, trusted_config, uv_confirm
-from depsync.core.dockerfile_discovery import CiDockerfiles
 from depsync.shell.ci_dockerfiles import ci_dockerfiles
 from depsync.shell.fileio import (
     Snapshot,
@@ -56,16 +60,16 @@ from depsync.shell.fileio import (
     write_atomic,
     write_report,
 )
+from depsync.shell.image_hold import held_against_image
 from depsync.shell.runners.choose import IMAGE_HINTS
 from depsync.shell.runners.protocol import Runner
-from depsync.shell.image_hold import held_against_image
 from depsync.shell.surface_evidence import merged_code_uses
 from depsync.shell.sync_history import squashed_syncs_on
 from depsync.shell.uv import error_summary, output_tail
 from depsync.shell.workspace import CliOverrides, FileReader, load_inputs
 
 
-@dataclass(frozen=True)
+@record
 class ReconcileOptions:
     root: Path
     dev: str | None = None
@@ -313,7 +317,13 @@ def _uv_files(root: Path, config: Config, readers: dict[str, FileReader], new_py
     """What becomes of uv.toml, .python-version(s) and every workspace member's pyproject."""
     import posixpath
 
-    from depsync.core.sync.uv_files import UV_CONFIG_FILES, decide_member, decide_uv_config, member_pyprojects, workspace_globs
+    from depsync.core.sync.uv_files import (
+        UV_CONFIG_FILES,
+        decide_member,
+        decide_uv_config,
+        member_pyprojects,
+        workspace_globs,
+    )
 
     project_dir = posixpath.dirname(config.pyproject)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from depsync.core.findings import did_you_mean
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class RuleOptions:
     rule: str | None = None
     all: bool = False

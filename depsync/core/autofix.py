@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from depsync.core.findings import FIXABLE, Finding
 from depsync.core.model.dockerfile import Dockerfile
@@ -31,11 +30,12 @@ from depsync.core.names import canonicalize_name
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.trust import is_full_commit
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 
 _STALE, _RENAMED, _PIN, _METADATA = "docker-stale-no-install", "docker-no-install-renamed", "source-pin-not-commit", "metadata-rev-mismatch"
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     """One edit of one file, and the findings it removes."""
 
@@ -46,13 +46,13 @@ class Fix:
     relock: bool = False  # pyproject.toml changed: uv.lock must be regenerated (`depsync lock`)
 
 
-@dataclass(frozen=True)
+@record
 class Unfixed:
     finding: Finding
     reason: str
 
 
-@dataclass
+@record(frozen=False)
 class FixPlan:
     before: dict[str, str] = field(default_factory=dict)  # path -> text now
     after: dict[str, str] = field(default_factory=dict)  # path -> text with the fixes
@@ -370,7 +370,9 @@ def _pin(table, commit: str) -> None:  # type: ignore[no-untyped-def]
         if key is not None:
             table.value._replace(key, "rev", commit)
         elif len(table) > 1:
-            from depsync.core.tomledit import insert_after  # tomlkit is imported lazily here
+            from depsync.core.tomledit import (
+                insert_after,  # tomlkit is imported lazily here
+            )
 
             insert_after(table.value, "rev", commit, after="git")
         else:

@@ -4,7 +4,6 @@ discovered when none are configured, and Megatron-LM's branch and path names app
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from depsync.core.findings import Severity
@@ -14,15 +13,16 @@ from depsync.core.trust import (
     project_relative,
 )
 from depsync.errors import DepsyncError
+from depsync.records import field, record, replace
 
 
-@dataclass(frozen=True)
+@record
 class DockerfileSpec:
     path: str
     build_args: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     pyproject: str = "pyproject.toml"
     lock: str = "uv.lock"

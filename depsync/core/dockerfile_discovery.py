@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -30,12 +29,13 @@ from depsync.core import limits
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
 from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN, UvCommand
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 
 _PROJECT_COMMANDS = frozenset({"sync", "lock", "export", "run"})
 _PIP_INSTALLS = frozenset({"pip install", "pip sync", "pip compile"})
 
 
-@dataclass(frozen=True)
+@record
 class NotParsed:
     """A candidate read but not parsed: why, the line the error names (0: none), whether a bound
     of depsync's refused it (not its syntax), and what its raw text shows (scan_text)."""
@@ -46,7 +46,7 @@ class NotParsed:
     scan: TextScan
 
 
-@dataclass(frozen=True)
+@record
 class Unparsed:
     """A discovered Dockerfile that runs uv on the project and could not be checked."""
 
@@ -59,7 +59,7 @@ class Unparsed:
     uv_line: int
 
 
-@dataclass(frozen=True)
+@record
 class Discovery:
     """What discovery found: the Dockerfiles to check and the candidates left out, with why."""
 
@@ -110,7 +110,7 @@ _ENDS = frozenset("\n;&|()")
 _MAX_GLOBAL_WORDS = 16
 
 
-@dataclass(frozen=True)
+@record
 class TextScan:
     """What the raw text of a Dockerfile shows, read line by line as BuildKit splits it."""
 
@@ -271,7 +271,7 @@ def decide(
 # -- the one set of CI Dockerfiles every command uses (read by depsync/shell/ci_dockerfiles.py) ----------
 
 
-@dataclass(frozen=True)
+@record
 class CiDockerfiles:
     """The CI Dockerfiles of a project and how they were chosen."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+
+from depsync.records import field, record
 
 # Rules whose finding `depsync check --fix` fixes (depsync/autofix.py). Here, not in RULES, so
 # the human report can say so without importing the rules (a cached check never does).
@@ -25,7 +26,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, order=True)
+@record(order=True)
 class Finding:
     """One problem: where it is, which rule saw it, what is wrong and how to fix it."""
 
@@ -58,7 +59,7 @@ def listed(names: Iterable[str], first: int = MAX_LISTED) -> str:
     return f"{', '.join(names[:first])} and {len(names) - first} more"
 
 
-@dataclass(frozen=True)
+@record
 class FindingGroup:
     """Findings one fix covers: same file, rule, severity and fix text (the 14 stale
     `--no-install-package` flags of one Dockerfile are one group, not 14 repeats)."""

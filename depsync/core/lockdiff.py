@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.names import canonicalize_name
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class PackageChange:
     name: str
     kind: str  # added, removed, upgraded, downgraded, source-changed
@@ -185,7 +185,7 @@ def diff_locks(old: Lock, new: Lock, direct: Iterable[str] | None = None) -> lis
 def _one_row_per_move(changes: list[PackageChange]) -> list[PackageChange]:
     """Direct-URL changes of one package that moved alike (every wheel of 2.7.4 to the wheel of
     2.8.3 with the same tags) as one row: the first wheel's URLs, and how many entries it covers."""
-    from dataclasses import replace
+    from depsync.records import replace
 
     rows: list[PackageChange] = []
     alike: dict[tuple[str, str | None, str | None], int] = {}

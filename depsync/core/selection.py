@@ -10,15 +10,15 @@ The selection picks among the rules that are on: a rule `[tool.depsync] severity
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from depsync.core.findings import Finding
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 ALL = "ALL"
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     selected: frozenset[str] | None = None  # None: every rule
     ignored: frozenset[str] = frozenset()

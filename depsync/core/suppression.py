@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 
 from depsync.core.findings import Finding, Severity
+from depsync.records import record
 
 RULE = "unused-suppression"
 _COMMENT = re.compile(r"#\s*depsync:\s*ignore\[([^\]\n]{0,400})\]")
 _SHOWN = 60  # characters of an id quoted in a report
 
 
-@dataclass(frozen=True)
+@record
 class Suppression:
     file: str
     line: int  # the comment's line
@@ -47,7 +47,7 @@ class Suppression:
         return finding.file == self.file and self.first <= finding.line <= self.last and finding.rule in self.rules
 
 
-@dataclass(frozen=True)
+@record
 class Suppressed:
     """A finding an inline comment silenced: -v lists it, no count or exit code sees it."""
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from depsync.core.config import Config
-from depsync.core.dockerfile_discovery import CiDockerfiles, Discovery, NotParsed, decide, not_parsed, owning_project
+from depsync.core.dockerfile_discovery import (
+    CiDockerfiles,
+    Discovery,
+    NotParsed,
+    decide,
+    not_parsed,
+    owning_project,
+)
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.errors import DepsyncError
 from depsync.shell import dockerfile_scan

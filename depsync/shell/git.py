@@ -11,13 +11,13 @@ import atexit
 import os
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from depsync.core.redact import redact
 from depsync.core.sync.squashed import HistoryCommit
 from depsync.core.trust import project_relative, require_ref
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell import process, signals
 
 
@@ -196,7 +196,7 @@ def stage(root: Path, paths: list[str]) -> None:
         _git(root, "--literal-pathspecs", "update-index", "--add", "--remove", "--", *paths)
 
 
-@dataclass(frozen=True)
+@record
 class PathChange:
     """One commit of a first-parent history that changed a file, with the file's blobs before and after."""
 

@@ -8,11 +8,11 @@ over, or miss from, what the base image ships. The image's facts are read once p
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from depsync.core.findings import Finding
 from depsync.errors import DepsyncError
+from depsync.records import replace
 from depsync.report import ui
 
 

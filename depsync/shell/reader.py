@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.core.limits import check_size
 from depsync.core.trust import project_relative
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -15,7 +15,7 @@ def inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-@dataclass(frozen=True)
+@record
 class FileReader:
     """Reads project files from the work tree (ref None) or from a git ref, by path relative to root."""
 

@@ -18,7 +18,6 @@ import re
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from depsync.core.redact import redact
 from depsync.core.sync.sources import Pin, RevOrder, RevPair, combine_orders, rev_pairs
 from depsync.core.sync.url_order import url_order
 from depsync.core.trust import GIT_ALLOW_PROTOCOL, git_url_allowed, is_full_commit
+from depsync.records import field, record
 from depsync.shell import cache, process
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
@@ -46,7 +46,7 @@ def _short(commit: str) -> str:
     return commit[:10]
 
 
-@dataclass(frozen=True)
+@record
 class FetchRecord:
     """One fetch of a source repository: what was asked, what it cost."""
 
@@ -94,7 +94,7 @@ def _refspecs(pins: list[Pin]) -> tuple[list[str], str] | None:
 _ALL = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
 
 
-@dataclass
+@record(frozen=False)
 class SourceRepos:
     """The source repositories of one run: each fetched at most once, answers remembered."""
 

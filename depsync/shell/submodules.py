@@ -9,15 +9,15 @@ cannot be read either way is "not checked out" (rule members-not-checked-out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 
 _GITLINK = "160000"
 
 
-@dataclass(frozen=True)
+@record
 class Submodules:
     """The gitlinks under a project root (path relative to it -> the commit recorded), at a ref
     or in the index (the work tree)."""

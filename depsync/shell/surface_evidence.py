@@ -34,9 +34,8 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -44,6 +43,7 @@ from depsync.core.conflict_sides import conflict_sides
 from depsync.core.module_names import candidates
 from depsync.core.sync.surface import Use
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell import cache, git
 
 MAX_FILES = 50_000  # Megatron-LM has ~2,000 Python files
@@ -150,7 +150,7 @@ def module_names(root: Path, packages: Iterable[str], commits: tuple[str, ...] =
 # -- the files ---------------------------------------------------------------------------------
 
 
-@dataclass
+@record(frozen=False)
 class Bounds:
     """What a scan read, and what it could not: the evidence says so when it is incomplete."""
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depsync.core.sync.squashed import EMPTY_BLOBS, SquashScan, dropped_change, landed, scan
+from depsync.core.sync.squashed import (
+    EMPTY_BLOBS,
+    SquashScan,
+    dropped_change,
+    landed,
+    scan,
+)
 from depsync.errors import DepsyncError
 from depsync.shell import git
 

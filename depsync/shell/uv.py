@@ -6,17 +6,17 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.core.redact import redact
 from depsync.core.streaming import Tail
 from depsync.core.trust import uv_version_allowed
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell import process
 
 
-@dataclass(frozen=True)
+@record
 class UvResult:
     returncode: int
     stdout: str

@@ -23,12 +23,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from depsync.core.redact import redact
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell import process
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ _STALE_MARKERS = ("Resolving despite existing lockfile", "Ignoring existing lock
 CONFIRM_TIMEOUT = 30.0
 
 
-@dataclass(frozen=True)
+@record
 class UvWord:
     """What uv said: "fresh", "stale" (reason: its own line) or "none" (reason: why no verdict)."""
 

@@ -26,11 +26,11 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from depsync.core.trust import uv_version_allowed
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 MAX_WHEEL_BYTES = 512 * 1024 * 1024  # uv wheels are ~20 MB; a response past this is not one
@@ -56,7 +56,7 @@ _WHEEL = re.compile(r"^uv-(?P<version>[^-]+)-[^-]+-[^-]+-(?P<platforms>[^-]+)\.w
 _MANYLINUX_ALIASES = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 
-@dataclass(frozen=True)
+@record
 class Platform:
     """Where a uv binary must run: the image's OS, architecture and variant, and its C library."""
 
@@ -164,7 +164,7 @@ def ca_bundle(environ: Mapping[str, str] | None = None) -> Path | None:
 
 # -- reading the index --------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class WheelLink:
     filename: str
     url: str

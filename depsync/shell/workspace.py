@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.tomltext import conflict_marker_lines
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 from depsync.shell import dockerfile_scan
 from depsync.shell.members import member_directories
 from depsync.shell.reader import FileReader, inside
@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported where used: `depsync lock` and a cache replay need
     from depsync.core.rules.inputs import CheckInputs, ProtectedFile
 
 
-@dataclass(frozen=True)
+@record
 class CliOverrides:
     """What CLI flags say; None means "use config"."""
 
@@ -123,7 +123,7 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     )
 
 
-@dataclass(frozen=True)
+@record
 class UvProjectFiles:
     """What uv reads for the lock besides the root pyproject.toml and uv.lock (CheckInputs fields)."""
 

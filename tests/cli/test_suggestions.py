@@ -12,7 +12,6 @@ import pytest
 from depsync.cli.common import closest_option
 from depsync.cli.parser import main, parser
 
-
 REQUIRED = {"completion": ["bash"]}  # positionals argparse asks for before it looks at the rest
 
 

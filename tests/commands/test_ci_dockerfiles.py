@@ -15,7 +15,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import IMAGE, env_for, git, indexed_project, init_repo, small_pyproject, uv_lock
+from conftest import (
+    IMAGE,
+    env_for,
+    git,
+    indexed_project,
+    init_repo,
+    small_pyproject,
+    uv_lock,
+)
 from uvprojects import LocalMaterial
 
 from depsync.core.config import Config

@@ -5,7 +5,6 @@ Dockerfiles of tests/corpus_dockerfiles, broken the way people break them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import dockerfile as buildkit
@@ -28,6 +27,7 @@ from depsync.core.findings import Severity
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.rules.run import run_rules
 from depsync.errors import DepsyncError
+from depsync.records import replace
 
 DEV = (BUNDLED / "megatron-dev" / "docker" / "Dockerfile.ci.dev").read_text()
 CORPUS = sorted((Path(__file__).parents[1] / "corpus_dockerfiles").glob("*.Dockerfile"))

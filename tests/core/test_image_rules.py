@@ -6,19 +6,25 @@ reads real images on the real engine)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from support import inputs
 
 from depsync.core.config import Config, load_config
 from depsync.core.findings import Severity
-from depsync.core.model.image_env import MAX_DISTRIBUTIONS, ImageDist, ImageEnv, from_json, parse_report
+from depsync.core.model.image_env import (
+    MAX_DISTRIBUTIONS,
+    ImageDist,
+    ImageEnv,
+    from_json,
+    parse_report,
+)
 from depsync.core.rules import image as image_rules
 from depsync.core.rules.image import image_summary, satisfies, within_policy
 from depsync.core.rules.image_install import cuda_major_of, marker_holds, selection_of
 from depsync.core.rules.run import apply_severity
 from depsync.errors import DepsyncError
+from depsync.records import replace
 
 PYPROJECT = """\
 [project]

@@ -11,7 +11,14 @@ from packaging.markers import InvalidMarker, Marker
 
 from depsync.core.model import marker_tree, markers
 from depsync.core.model.marker_parse import release_of
-from depsync.core.model.markers import canonical, implies, is_always, is_never, markers_equivalent, negate
+from depsync.core.model.markers import (
+    canonical,
+    implies,
+    is_always,
+    is_never,
+    markers_equivalent,
+    negate,
+)
 
 
 def node(text: str | None) -> int:

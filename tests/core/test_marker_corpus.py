@@ -8,7 +8,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from packaging.requirements import InvalidRequirement, Requirement
 
 from depsync.core.model import marker_tree, markers

@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depsync.core.sync.raw_log import RawLogReader
-from depsync.core.sync.squashed import EMPTY_BLOBS, REVIEW_GRACE, HistoryCommit, dropped_change, scan, squashed_syncs
+from depsync.core.sync.squashed import (
+    EMPTY_BLOBS,
+    REVIEW_GRACE,
+    HistoryCommit,
+    dropped_change,
+    scan,
+    squashed_syncs,
+)
 
 DAY = 86400
 

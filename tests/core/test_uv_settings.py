@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from uvprojects import LocalMaterial, lock_project, static_pyproject, uv_check_reason, uv_check_result, write_project
+from uvprojects import (
+    LocalMaterial,
+    lock_project,
+    static_pyproject,
+    uv_check_reason,
+    uv_check_result,
+    write_project,
+)
 
 from depsync.api import lock_freshness
 from depsync.core.model.uv_settings import UvSettings

@@ -15,7 +15,12 @@ from conftest import git, write_files
 
 from depsync.core.sync.surface import SurfaceEvidence, Use, merge_surface
 from depsync.shell import surface_evidence
-from depsync.shell.surface_evidence import MAX_PLACES, merged_code_uses, module_names, scan_uses
+from depsync.shell.surface_evidence import (
+    MAX_PLACES,
+    merged_code_uses,
+    module_names,
+    scan_uses,
+)
 
 PYPROJECT = '[project]\nname = "app"\nversion = "1"\ndependencies = [{deps}]\n'
 WITH_SIX = PYPROJECT.format(deps='"six", "numpy"')

@@ -24,11 +24,9 @@ from __future__ import annotations
 import re
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
 
 from depsync.core import limits
 from depsync.core.model.shell import ExpansionBudget, expand_bounded
-from depsync.core.suppression import Suppression, dockerfile_suppressions
 from depsync.core.model.uv_commands import (
     _SHELLS,
     Arg,
@@ -37,12 +35,14 @@ from depsync.core.model.uv_commands import (
     _Run,
     secret_mounts,
 )
+from depsync.core.suppression import Suppression, dockerfile_suppressions
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 _UV_IMAGE = re.compile(r"ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)")
 
 
-@dataclass(frozen=True)
+@record
 class Dockerfile:
     path: str
     uv_commands: tuple[UvCommand, ...]

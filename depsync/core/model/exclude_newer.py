@@ -17,9 +17,10 @@ instead). Whether a lock still fits (uv 0.13.9, measured and read in uv's source
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
+
+from depsync.records import record
 
 _UNITS = {
     "w": "weeks", "wk": "weeks", "wks": "weeks", "week": "weeks", "weeks": "weeks",
@@ -33,7 +34,7 @@ _FRIENDLY = re.compile(r"\s*(\d+)\s*([A-Za-z]+)\s*,?")
 _ISO = re.compile(r"^[+-]?P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class Cutoff:
     """One exclude-newer value: disabled (`false`), a duration (span) or an absolute moment."""
 

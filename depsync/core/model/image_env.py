@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from depsync.core import limits
 from depsync.core.names import canonicalize_name
+from depsync.records import field, record
 
 # The format of the reader script's lines; a cached ImageEnv of another format is read again.
 FORMAT = 1
@@ -34,7 +34,7 @@ _CUDA_VERSION = re.compile(r"^(\d{1,3})(?:\.\d{1,5}){0,4}\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
+@record
 class ImageDist:
     name: str  # canonical
     version: str
@@ -42,7 +42,7 @@ class ImageDist:
     requires: tuple[str, ...] = ()  # Requires-Dist, as written
 
 
-@dataclass(frozen=True)
+@record
 class ImageEnv:
     """The Python environment of one image, as its own python reported it."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from depsync.core.model.requirements import (
@@ -16,9 +15,10 @@ from depsync.core.model.requirements import (
 from depsync.core.model.tomltext import last_parse, parse_toml
 from depsync.core.names import canonicalize_name
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 
 
-@dataclass(frozen=True)
+@record
 class LockPackage:
     name: str  # normalized
     version: str | None
@@ -30,7 +30,7 @@ class LockPackage:
         return self.source.kind in ("editable", "virtual", "directory") and self.source.value == "."
 
 
-@dataclass(frozen=True)
+@record
 class Lock:
     path: str
     text: str = field(repr=False)

@@ -8,7 +8,6 @@ resolving anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from depsync.core.model.markers import conjoin, is_never, negate, parse_marker
@@ -25,9 +24,10 @@ from depsync.core.model.requirements import (
 )
 from depsync.core.names import canonicalize_name
 from depsync.errors import DepsyncError
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class ExpectedInputs:
     """The inputs uv would record for this pyproject.toml."""
 
@@ -48,7 +48,7 @@ def index_urls(project: Pyproject) -> dict[str, str]:
     return {entry["name"]: normalize_url(entry["url"]) for entry in project.uv.get("index", []) if "name" in entry}
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     """Where a pyproject.toml stands in its workspace, for lowering its requirements.
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from depsync.core.model.tomltext import TomlLines, expect as _expect, last_parse, parse_toml, string_list as _string_list, strip_bom
+from depsync.core.model.tomltext import TomlLines, last_parse, parse_toml, strip_bom
+from depsync.core.model.tomltext import expect as _expect
+from depsync.core.model.tomltext import string_list as _string_list
 from depsync.core.model.uv_settings import UvSettings, validate_settings
 from depsync.core.names import (
     canonicalize_name,  # packaging.utils compiles regexes at import
 )
 from depsync.errors import DepsyncError
-
+from depsync.records import field, record
 
 _ORIGIN_TABLES = {
     "dependencies": ("project", "dependencies"),
@@ -22,7 +23,7 @@ _ORIGIN_TABLES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Pyproject:
     path: str
     text: str = field(repr=False)

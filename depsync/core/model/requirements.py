@@ -8,7 +8,6 @@ version specifier, marker and source (registry, git, path, url, index). Two Reqs
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -19,12 +18,13 @@ from packaging.version import InvalidVersion, Version
 from depsync.core.model.markers import markers_equivalent
 from depsync.core.names import canonicalize_name, canonicalize_version
 from depsync.errors import DepsyncError
+from depsync.records import field, record
 
 # Source kinds uv writes in a requirement table of uv.lock.
 SOURCE_KEYS = ("git", "path", "editable", "directory", "url", "index", "registry", "virtual")
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     """Where a requirement comes from. kind "registry" with no value: the default index."""
 
@@ -139,7 +139,7 @@ def specifier_key(text: str) -> frozenset[tuple[str, str]]:
         raise InvalidSpecifier(str(exc)) from None
 
 
-@dataclass(frozen=True)
+@record
 class Req:
     name: str
     extras: frozenset[str] = frozenset()
@@ -168,7 +168,7 @@ class Req:
         return f"{self.name}{extras}{spec}{marker}{source}"
 
 
-@dataclass(frozen=True)
+@record
 class ParsedRequirement:
     """A PEP 508 requirement as uv reads it; the parts are packaging objects for comparison."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import ChainMap
-from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from depsync.core.model.shell import (
@@ -15,6 +14,7 @@ from depsync.core.model.shell import (
     expand_word,
     split_commands,
 )
+from depsync.records import field, record, replace
 
 _UV_PIP_PIN = re.compile(r"\buv==(\d+(?:\.\d+)*)")
 
@@ -99,7 +99,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
 _SU_VALUE = frozenset({"-c", "--command", "-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"})
 
 
-@dataclass(frozen=True)
+@record
 class Arg:
     """A flag value after ARG/ENV/shell expansion; `unresolved` names what could not be resolved."""
 
@@ -111,7 +111,7 @@ class Arg:
     word: Word | None = field(default=None, compare=False, repr=False)  # as written, for a script a shell runs
 
 
-@dataclass(frozen=True)
+@record
 class UvCommand:
     """One `uv sync` / `uv pip install` / ... that a build of the Dockerfile runs."""
 
@@ -164,7 +164,7 @@ class UvCommand:
         return False, None
 
 
-@dataclass(frozen=True)
+@record
 class UvPin:
     version: str
     line: int

@@ -11,11 +11,17 @@ uv refuses most of those in a uv.toml and ignores the rest there when it locks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from depsync.core.model.tomltext import TomlLines, expect, parse_toml, string_list, strip_bom
+from depsync.core.model.tomltext import (
+    TomlLines,
+    expect,
+    parse_toml,
+    string_list,
+    strip_bom,
+)
 from depsync.core.names import canonicalize_name
+from depsync.records import record
 
 # fields uv refuses in a uv.toml ("only applicable in the context of a project"): uv cannot lock
 PROJECT_ONLY = ("conflicts", "default-groups", "dependency-groups", "dev-dependencies", "environments",
@@ -56,7 +62,7 @@ def validate_settings(uv: dict[str, Any], table: str, where: str) -> None:
             expect(value, (str, bool), f"{_dotted(table, 'exclude-newer-package')}.{name}", where)
 
 
-@dataclass(frozen=True)
+@record
 class UvSettings:
     """uv's resolver settings for the project: a uv.toml's top level, or a pyproject's [tool.uv]."""
 

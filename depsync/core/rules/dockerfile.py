@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from typing import Any
 
 from depsync.core import limits
@@ -22,6 +21,7 @@ from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.missing_members import FIX as MISSING_FIX
 from depsync.core.rules.missing_members import missing_hint, missing_member_dirs
 from depsync.core.rules.registry import RULES
+from depsync.records import record, replace
 
 _LOCK_READERS = {"sync", "export", "run"}
 _PIP_INSTALLS = {"pip install", "pip sync"}
@@ -201,7 +201,7 @@ def used_tables(dockerfile: Any) -> Iterator[tuple[str, str, int]]:
                 yield "group", _canonical(target.value), arg.line
 
 
-@dataclass(frozen=True)
+@record
 class _Target:
     """The project(s) whose extras and groups a uv command may name, and what is unknown."""
 

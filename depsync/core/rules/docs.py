@@ -8,13 +8,12 @@ is generated from RULES, and tests/test_rule_docs.py checks that every rule has 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from depsync.core import limits
 from depsync.core.rules.registry import Rule
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class RuleDoc:
     why: str  # what goes wrong when it is ignored
     example: str  # what triggers it (a few lines of the file it is about)

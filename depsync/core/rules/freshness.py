@@ -32,13 +32,13 @@ from depsync.core.model.markers import (
     specifiers_equivalent,
 )
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.model.uv_settings import PROJECT_ONLY, UNMODELLED, UvSettings
 from depsync.core.model.requirements import (
     Req,
     normalize_url,
     req_from_text,
     specifier_key,
 )
+from depsync.core.model.uv_settings import PROJECT_ONLY, UNMODELLED, UvSettings
 from depsync.core.names import canonicalize_name, canonicalize_version
 from depsync.core.rules import resolved
 from depsync.core.rules.inputs import CheckInputs

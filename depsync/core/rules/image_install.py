@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison
 
 from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.model.uv_commands import UvCommand
 from depsync.core.names import canonicalize_name
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class SyncSelection:
     """What a `uv sync` selects of the project: extras, groups, whether the project's own
     dependencies count (not with --only-group), the packages it keeps out; and what it names

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from depsync.core.config import Config
@@ -13,12 +12,13 @@ from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
 from depsync.core.model.uv_settings import UvSettings
+from depsync.records import field, record
 
 if TYPE_CHECKING:
     from depsync.core.model.image_env import ImageEnv  # only `check --image` makes one
 
 
-@dataclass(frozen=True)
+@record
 class ProtectedFile:
     """Comparison of one protected path with the owner ref (computed by the shell)."""
 
@@ -26,7 +26,7 @@ class ProtectedFile:
     status: str  # "same", "differs", "missing-here", "missing-owner"
 
 
-@dataclass(frozen=True)
+@record
 class CheckInputs:
     config: Config
     pyproject: Pyproject

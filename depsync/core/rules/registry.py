@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from depsync.core.findings import FIXABLE, Finding, Severity
+from depsync.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     id: str
     severity: Severity

@@ -12,7 +12,6 @@ fresh; to `alpha>=3` it is stale. Pure: the lock and the pyproject in, problems 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -22,20 +21,28 @@ from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.model.lowering import Context, lower
 from depsync.core.model.markers import markers_equivalent
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.model.requirements import REGISTRY, Req, Source, source_from_lock_table, sources_match, uv_requirement
+from depsync.core.model.requirements import (
+    REGISTRY,
+    Req,
+    Source,
+    source_from_lock_table,
+    sources_match,
+    uv_requirement,
+)
 from depsync.core.names import canonicalize_name
+from depsync.records import record
 
 PREVIEW_REVISION = 5  # the first revision uv writes without [package.metadata] (with preview = true)
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     message: str
     pyproject_line: int = 0
     lock_line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class _Entry:
     """One resolved dependency of the lock: `{ name = "gamma", extra = ["x"], marker = "..." }`."""
 

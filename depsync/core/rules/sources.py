@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 from depsync.core.findings import Finding, Severity
 from depsync.core.model.lock import Lock
-from depsync.core.model.requirements import git_source, source_from_direct_url, uv_requirement
+from depsync.core.model.requirements import (
+    git_source,
+    source_from_direct_url,
+    uv_requirement,
+)
 from depsync.core.names import canonicalize_name, host_of
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.missing_members import FIX as MISSING_FIX

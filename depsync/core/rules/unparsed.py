@@ -4,12 +4,12 @@ could not check (depsync/core/dockerfile_discovery.py says which and why)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from depsync.core.dockerfile_discovery import Unparsed
 from depsync.core.findings import Finding, Severity
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
+from depsync.records import replace
 
 _LIST_THEM = "list the Dockerfiles to check in [tool.depsync] dockerfiles"
 # a parser error may quote a whole line of the file (`can't find = in "..."`): an annotation keeps

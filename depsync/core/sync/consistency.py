@@ -10,18 +10,21 @@ a file. Only what the merge introduced is reported (dev's own file is dev's busi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-
-from depsync.core.model.requirements import ParsedRequirement, uv_requirement
+from packaging.utils import (
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_wheel_filename,
+)
 
 from depsync.core.model.pyproject import Pyproject
+from depsync.core.model.requirements import ParsedRequirement, uv_requirement
 from depsync.core.sync.surface import conflict_names
+from depsync.records import record
 
 
-@dataclass(frozen=True, order=True)
+@record(order=True)
 class Inconsistency:
     key: str  # where: "tool.uv.sources.vllm", "tool.uv.default-groups"
     line_of: tuple[str, str]  # ("source"|"group"|"table", name) to find the line in the merged text

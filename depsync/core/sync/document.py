@@ -18,14 +18,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-
 
 from depsync.core.model.requirements import uv_requirement
 from depsync.core.names import canonicalize_name
 from depsync.core.sync.sources import case_of_values
 from depsync.core.sync.surface import REQUIREMENT_LISTS
+from depsync.records import record
 
 Path = tuple[str, ...]
 
@@ -57,7 +56,7 @@ PACKAGE_LISTS: frozenset[Path] = frozenset(
 PACKAGE_TABLES: frozenset[Path] = frozenset(("tool", "uv", key) for key in ("extra-build-dependencies", "extra-build-variables", "exclude-newer-package"))
 
 
-@dataclass(frozen=True)
+@record
 class Coupling:
     """The surface's requirement decisions, for the settings that name packages (canonical names)."""
 
@@ -87,7 +86,7 @@ def comparable(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@record
 class KeyDecision:
     """One key path of the rest of the file that dev and main do not both leave as the merge-base had it."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from depsync.core.config import Config
@@ -43,9 +42,10 @@ from depsync.core.sync.surface import (
 )
 from depsync.core.sync.surface_edit import apply_surface
 from depsync.errors import DepsyncError
+from depsync.records import record, replace
 
 
-@dataclass(frozen=True)
+@record
 class AlignedVersions:
     """The three versions a text merge gets, with sources and metadata already merged three-way."""
 
@@ -92,7 +92,7 @@ def reconciled_pyproject(
     return apply_plan(dev, main, decisions, metadata), decisions, metadata
 
 
-@dataclass(frozen=True)
+@record
 class MergedPyproject:
     """What reconcile writes for pyproject.toml, and every decision that made it."""
 

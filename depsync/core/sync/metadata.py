@@ -9,17 +9,17 @@ rev follows the new rev.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from depsync.core.names import canonicalize_name
 from depsync.core.rules.metadata import follow_rev, local_sha
 from depsync.core.sync.sources import SourceDecision
+from depsync.records import record
 
 _FIELDS = ("version", "requires-dist", "requires-python", "provides-extras")
 
 
-@dataclass(frozen=True)
+@record
 class MetadataUpdate:
     name: str  # as written in the entry
     action: str  # "update" or "add"

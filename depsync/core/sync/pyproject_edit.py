@@ -15,9 +15,9 @@ import tomlkit.exceptions
 from tomlkit.items import AoT, Table
 
 from depsync.core.names import canonicalize_name
-from depsync.core.tomledit import insert_after
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.sources import SourceDecision, normalize
+from depsync.core.tomledit import insert_after
 
 
 def _find_key(table: Any, name: str) -> str | None:

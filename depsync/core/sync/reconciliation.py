@@ -8,7 +8,6 @@ plan, with the failure, where the pipeline looks for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from depsync.core.findings import Finding, Severity
@@ -19,12 +18,13 @@ from depsync.core.sync.sources import SourceDecision, normalize
 from depsync.core.sync.squashed import SquashScan
 from depsync.core.sync.surface import EntryDecision
 from depsync.core.sync.uv_files import FileDecision
+from depsync.records import field, record
 
 # the lock's state: pending (about to relock), relocked, not-relocked (--no-lock), failed, dry-run
 LOCK_STATES = ("pending", "relocked", "not-relocked", "failed", "dry-run")
 
 
-@dataclass
+@record(frozen=False)
 class LockOutcome:
     state: str = "dry-run"
     note: str = "not relocked (dry run)"
@@ -34,7 +34,7 @@ class LockOutcome:
     revision: tuple[int | None, int | None] | None = None  # (dev's lock revision, the new lock's), when they differ
 
 
-@dataclass(frozen=True)
+@record
 class MainChange:
     """One entry main changed since the merge-base that dev does not have as main has it."""
 
@@ -45,7 +45,7 @@ class MainChange:
     flagged: bool
 
 
-@dataclass(frozen=True)
+@record
 class MainChangeCount:
     """The headline's count over the whole file: every entry main changed, by table."""
 
@@ -61,7 +61,7 @@ class MainChangeCount:
         return self.entries - self.taken
 
 
-@dataclass(frozen=True)
+@record
 class DockerfileKept:
     """A CI Dockerfile (configured, or discovered on dev) that reconcile keeps at dev's version,
     and what main changed in it since the merge-base: listed, never taken silently."""
@@ -104,7 +104,7 @@ def kept_dockerfile(path: str, how: str, base: bytes | None, main: bytes | None,
     return DockerfileKept(path, how, added, removed)
 
 
-@dataclass
+@record(frozen=False)
 class Reconciliation:
     """Everything the reports need: refs, decisions, files, lock outcome, findings, what is left to do."""
 

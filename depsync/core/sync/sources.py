@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from depsync.core.names import canonicalize_name, host_of
+from depsync.records import field, record, replace
 
 # keys uv accepts in a source table; anything else is a shape depsync does not understand
 KNOWN_SOURCE_KEYS = frozenset(
@@ -28,7 +28,7 @@ KNOWN_SOURCE_KEYS = frozenset(
 ORDERS = ("main-newer", "dev-newer", "same", "diverged", "unknown")
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     conflict: str = "dev"  # who wins a conflict: "dev" or "main"
     owned_by_dev: frozenset[str] = frozenset()  # dev's value always wins, whatever main did
@@ -40,7 +40,7 @@ class Policy:
         return self.prefer.get(name, self.conflict)
 
 
-@dataclass(frozen=True)
+@record
 class RevOrder:
     """How main's rev relates to dev's in the source repository, and how that was learnt (or why not)."""
 
@@ -51,7 +51,7 @@ class RevOrder:
         return f"rev order: {self.order}" + (f" ({self.detail})" if self.detail else "")
 
 
-@dataclass(frozen=True)
+@record
 class Ownership:
     """Who chooses this entry's pin: "dev" or "main", from config or from dev's history."""
 
@@ -64,7 +64,7 @@ class Ownership:
         return f"{self.owner} owns it: {self.detail}"
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """Facts about the world the shell collected; the merge only reads them."""
 
@@ -86,7 +86,7 @@ class Evidence:
         return found
 
 
-@dataclass(frozen=True)
+@record
 class SourceDecision:
     name: str  # as written (dev's spelling when dev has it)
     case: str  # unchanged, same-change, dev-changed, dev-added, dev-removed, main-changed, main-added, main-removed, conflict, unknown-shape
@@ -113,7 +113,7 @@ class SourceDecision:
 # -- the decision table ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Facts:
     """What a rule row may look at for one entry."""
 
@@ -137,7 +137,7 @@ class Facts:
         return self.order is not None and self.order.order in orders
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     case: str
     condition: str  # the row's condition, as the README says it
@@ -317,13 +317,13 @@ def same_repository(a: str, b: str) -> bool:
 # -- rev pairs: what the shell must ask the source repository ------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Pin:
     kind: str  # "rev", "tag", "branch" or "default" (no ref: the default branch)
     value: str
 
 
-@dataclass(frozen=True)
+@record
 class RevPair:
     url: str
     dev: Pin
@@ -414,7 +414,7 @@ def _parse_sources(text: str) -> dict[str, Any] | None:
     return {canonicalize_name(str(name)): value for name, value in sources.items()}
 
 
-@dataclass(frozen=True)
+@record
 class EntryChange:
     """The latest change of one entry on dev's first-parent line."""
 

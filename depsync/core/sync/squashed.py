@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+from depsync.records import field, record
 
 # the empty file (SHA-1 and SHA-256 repositories): an `__init__.py` both sides added is no evidence
 EMPTY_BLOBS = frozenset({"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"})
@@ -38,7 +39,7 @@ MIN_CARRIED = 2
 REVIEW_GRACE = 7 * 86400
 
 
-@dataclass(frozen=True)
+@record
 class HistoryCommit:
     """A non-merge commit with what it wrote: {path: new blob id, or None when it deleted the path}."""
 
@@ -50,7 +51,7 @@ class HistoryCommit:
     files_cut: int = 0  # paths past the per-commit bound, not read
 
 
-@dataclass(frozen=True)
+@record
 class DroppedChange:
     """A file main changed up to the repair's commit that dev has differently: `git merge -s ours` keeps dev's."""
 
@@ -58,7 +59,7 @@ class DroppedChange:
     main: str  # "deleted", "emptied" or "changed": what main's tree has there
 
 
-@dataclass(frozen=True)
+@record
 class SquashedSync:
     """Dev commits that carry main's commits without main as a parent."""
 
@@ -76,7 +77,7 @@ class SquashedSync:
         return len(self.carried) + len(self.left_out)
 
 
-@dataclass(frozen=True)
+@record
 class SquashScan:
     """What was read and found: the findings, and whether a history was cut at its newest commits."""
 

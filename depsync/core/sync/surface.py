@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -31,6 +30,7 @@ from packaging.utils import canonicalize_name
 from depsync.core.findings import Finding
 from depsync.core.model.requirements import specifier_key, uv_requirement
 from depsync.core.sync.sources import Ownership, Policy, Rule, case_of_values, normalize
+from depsync.records import field, record, replace
 
 SIDES = ("dev", "main")
 REQUIREMENT_LISTS = ("tool.uv.dev-dependencies", "tool.uv.override-dependencies", "tool.uv.constraint-dependencies")
@@ -43,7 +43,7 @@ EntryKey = tuple[str, str]  # (table, entry name)
 # -- reading the surface ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     """One entry of one side: its comparable value and what the side wrote (for display and copying)."""
 
@@ -192,7 +192,7 @@ def kind_of(table: str) -> str:
 # -- evidence ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Use:
     """How the merged tree's code uses a package: "import" (unguarded), "guarded" (inside a
     try/except ImportError) or "none"; where (file:line, the first few) and which module names were looked for."""
@@ -213,7 +213,7 @@ class Use:
         return f"no import of {modules} in the merged code" + (f" ({self.scope}{missing})" if self.scope or missing else "")
 
 
-@dataclass(frozen=True)
+@record
 class SurfaceEvidence:
     """Facts the shell collected for the surface; the merge only reads them."""
 
@@ -227,7 +227,7 @@ class SurfaceEvidence:
     moved: Mapping[EntryKey, str] = field(default_factory=dict)  # main's new entry of a package main moved from a table where dev keeps it: why
 
 
-@dataclass(frozen=True)
+@record
 class EntryFacts:
     table: str
     name: str
@@ -377,7 +377,7 @@ def rules_markdown() -> str:
 # -- the merge --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class EntryDecision:
     table: str
     name: str

@@ -14,7 +14,12 @@ from depsync.core.sync.sources import RevOrder, combine_orders
 
 def _file_version(url: Any) -> tuple[str, Any] | None:
     """(package, version) of a wheel or sdist URL, from its file name; None for anything else."""
-    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+    from packaging.utils import (
+        InvalidSdistFilename,
+        InvalidWheelFilename,
+        parse_sdist_filename,
+        parse_wheel_filename,
+    )
 
     if not isinstance(url, str):
         return None

@@ -16,18 +16,23 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from depsync.core.sync.document import KeyDecision, Path, is_requirement_list, merge_document
+from depsync.core.sync.document import (
+    KeyDecision,
+    Path,
+    is_requirement_list,
+    merge_document,
+)
 from depsync.core.sync.document_edit import apply_document
 from depsync.core.sync.sources import case_of_values
+from depsync.records import field, record
 
 UV_CONFIG_FILES = ("uv.toml", ".python-version", ".python-versions")
 MEMBER_SKIP: frozenset[Path] = frozenset({("tool", "depsync")})
 
 
-@dataclass(frozen=True)
+@record
 class FileDecision:
     path: str
     kind: str  # "uv-config" or "member"

@@ -141,8 +141,8 @@ def choose_runner(
 def runner_for(request: LockRequest, config: Config, reader: FileReader, **sinks: object) -> tuple[Runner, str]:
     """choose_runner for the pyproject and CI Dockerfile `reader` sees (a commit or the work
     tree): the one relock path of reconcile and the merge driver, so both honour the pin."""
-    from depsync.core.model.pyproject import Pyproject
     from depsync.core.dockerfile_discovery import refuse_unparsed
+    from depsync.core.model.pyproject import Pyproject
     from depsync.shell.ci_dockerfiles import ci_dockerfiles
 
     pyproject = Pyproject.from_text(reader.read_text(config.pyproject) or "", config.pyproject)

@@ -21,10 +21,10 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from depsync.core import limits
 from depsync.core.model.image_env import (
     FORMAT,
     ImageEnv,
@@ -33,10 +33,10 @@ from depsync.core.model.image_env import (
     parse_report,
     without_python,
 )
-from depsync.core import limits
 from depsync.core.redact import redact
 from depsync.core.trust import image_reference_allowed
 from depsync.errors import DepsyncError
+from depsync.records import replace
 from depsync.shell import signals
 
 READ_TIMEOUT = 60  # s: reading ~300 dist-info directories takes well under a second

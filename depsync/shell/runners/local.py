@@ -14,9 +14,9 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from depsync.records import record
 from depsync.shell.runners import leftovers
 from depsync.shell.runners.protocol import LineSink, LockRun, PhaseSink
 from depsync.shell.runners.workcopy import (
@@ -52,7 +52,7 @@ def drop_interpreter_paths(copy: Path) -> str:
     return f"{' and '.join(removed)} not given to uv: it names an interpreter path (uv would run it)" if removed else ""
 
 
-@dataclass(frozen=True)
+@record
 class LocalRunner:
     uv_version: str | None = None  # None: whatever uv is on PATH
     name: str = "local"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from depsync.records import record
 
-@dataclass(frozen=True)
+
+@record
 class LockRun:
     returncode: int
     output: str  # uv's log, secrets masked

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from depsync.records import field, record
 
-@dataclass(frozen=True)
+
+@record
 class LockRequest:
     root: Path
     runner: str = "auto"  # auto, docker, local

@@ -26,12 +26,12 @@ import socket
 import stat
 import subprocess
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from depsync.core.redact import redact
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell.runners.containers import ROLE_LABEL
 from depsync.shell.runners.engine import (
     EngineAPI,
@@ -115,7 +115,7 @@ def repository_digest(identity: str) -> str:
     return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
+@record
 class ProjectCache:
     """A checkout's own cache volume: its name and the labels that prove it is this checkout's."""
 

@@ -172,7 +172,12 @@ def version_environment(copy: Path, environ: Mapping[str, str]) -> tuple[dict[st
     git dependencies uv builds too."""
     import tomllib
 
-    from depsync.core.model.vcs_version import fallback_edits, overrides_note, version_overrides, with_fallbacks
+    from depsync.core.model.vcs_version import (
+        fallback_edits,
+        overrides_note,
+        version_overrides,
+        with_fallbacks,
+    )
     from depsync.shell.members import member_directories
 
     def text(path: Path) -> str:

@@ -28,11 +28,11 @@ import stat
 import subprocess
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from depsync.errors import DepsyncError
+from depsync.records import record
 from depsync.shell import process
 from depsync.shell.runners.protocol import LineSink, LockRun
 from depsync.shell.runners.workcopy import read_result
@@ -44,7 +44,7 @@ _ROOT_MANIFESTS = ("uv.lock", "uv.toml", ".python-version", ".python-versions")
 _RESOLVING_ARGS = ("--upgrade", "-U", "--upgrade-package", "-P")
 
 
-@dataclass(frozen=True)
+@record
 class WorkSet:
     """files: paths relative to the project (files or symlinks); whole: directories copied with
     everything in them (runners' skip list applied); None for files means the whole tree."""
