@@ -12,16 +12,18 @@ pyproject.toml exists there or above at all, a command that needs one says so as
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
+
+from depsync.core.model.tomltext import parse_toml
+from depsync.errors import DepsyncError
 
 
 def _uv_table(pyproject: Path) -> dict | None:  # type: ignore[type-arg]
     """pyproject's [tool.uv] ({} when it has an empty one), None when it has none or is not
     readable TOML (see _is_project)."""
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        data = parse_toml(pyproject.read_text(encoding="utf-8"), str(pyproject))
+    except (OSError, UnicodeDecodeError, DepsyncError):
         return {"unreadable": True}
     tool = data.get("tool")
     uv = tool.get("uv") if isinstance(tool, dict) else None

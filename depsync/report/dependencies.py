@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.metadata import MetadataUpdate
 from depsync.core.sync.reconciliation import Reconciliation
 from depsync.core.sync.surface import Entry, EntryDecision, main_changes

@@ -37,10 +37,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from depsync.core.conflict_sides import conflict_sides
 from depsync.core.module_names import candidates
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.surface import Use
 from depsync.errors import DepsyncError
 from depsync.records import record

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from packaging.markers import InvalidMarker, Marker
+from packaging.markers import Marker
 
 from depsync.core.model import marker_tree, markers
 from depsync.core.model.marker_parse import release_of
 from depsync.core.model.markers import (
+    InvalidMarker,
     canonical,
     implies,
     is_always,

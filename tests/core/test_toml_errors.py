@@ -11,9 +11,10 @@ from depsync.core.model.tomltext import decode_error_position, parse_toml, sourc
 from depsync.errors import DepsyncError
 
 
-def error_of(text: str, where: str = "pyproject.toml", *, fast: bool = False) -> DepsyncError:
+def error_of(text: str, where: str = "pyproject.toml") -> DepsyncError:
+    """The error of a parse: rtoml's, re-derived with tomllib, so every error has the same form."""
     with pytest.raises(DepsyncError) as caught:
-        parse_toml(text, where, fast=fast)
+        parse_toml(text, where)
     return caught.value
 
 
@@ -26,7 +27,7 @@ def test_position_in_where_and_a_frame_with_a_caret_under_the_column() -> None:
 
 def test_the_gutter_fits_the_line_number_and_the_caret_its_column() -> None:
     text = "".join(f"k{i} = {i}\n" for i in range(99)) + "key value\n"
-    error = error_of(text, "uv.lock", fast=True)  # rtoml's error, re-derived: the same form
+    error = error_of(text, "uv.lock")
     assert error.where == "uv.lock:100:5"
     assert error.frame.splitlines() == ["    |", "100 | key value", "    |     ^"]
 

@@ -55,7 +55,7 @@ class Lock:
 
     @classmethod
     def _build(cls, text: str, path: str) -> Lock:
-        data = parse_toml(text, path, fast=True)
+        data = parse_toml(text, path)
         raw_packages = data.get("package", [])
         if not isinstance(raw_packages, list):
             raise DepsyncError("`package` must be an array of tables", path)

@@ -20,7 +20,7 @@ against uv 0.13.9 by tests/core/test_marker_uv.py):
   them to `==`); `extra` names are normalized, and an invalid one makes the term false;
 * `===` is not a marker operator for uv (it rejects the marker); it is read here as `==`.
 
-Syntax errors raise packaging's InvalidMarker, the error callers already handle.
+Syntax errors raise InvalidMarker (depsync/core/model/marker_text.py), the error callers handle.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from __future__ import annotations
 import functools
 import re
 
-from packaging.markers import InvalidMarker
 from packaging.version import InvalidVersion, Version
 
 from depsync.core import limits
+from depsync.core.model.marker_text import InvalidMarker
 from depsync.core.model.marker_tree import (
     CONTAINS,
     EXTRA,

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from depsync.core import limits
 from depsync.core.model import marker_parse, marker_tree
+from depsync.core.model.marker_text import InvalidMarker, normalize_marker
 from depsync.core.model.marker_tree import FALSE, TRUE, VERSION, VERSION_KEYS, Store
 
 _STORE = Store()
@@ -59,18 +59,19 @@ def bounded_check() -> Iterator[None]:
         _STORE.check_allowance = float("inf")
 
 
-def parse_marker(text: str | None) -> Marker | None:
-    """A Marker, or None for an empty/absent one; InvalidMarker propagates."""
+def parse_marker(text: str | None) -> str | None:
+    """The marker's text in packaging's normal form, or None for an empty/absent one;
+    InvalidMarker propagates."""
     if text is None or not text.strip():
         return None
-    return Marker(text)
+    return normalize_marker(text)
 
 
-def _text(marker: str | Marker | None) -> str:
+def _text(marker: str | None) -> str:
     return "" if marker is None else str(marker)
 
 
-def _node(store: Store, marker: str | Marker | None) -> int:
+def _node(store: Store, marker: str | None) -> int:
     text = _text(marker)
     found = store.parsed.get(text)
     if found is None:
@@ -111,7 +112,7 @@ def _within(store: Store, node: int, requires_python: str) -> int:
     return store.conjoin(node, _python_bounds(store, requires_python)) if requires_python else node
 
 
-def markers_equivalent(left: str | Marker | None, right: str | Marker | None, requires_python: str = "") -> bool:
+def markers_equivalent(left: str | None, right: str | None, requires_python: str = "") -> bool:
     """True when both markers select the same environments (None = always), as uv decides.
 
     Like uv, only environments inside requires_python's bounds count: under `>=3.10`,
@@ -128,25 +129,25 @@ def markers_equivalent(left: str | Marker | None, right: str | Marker | None, re
         raise ValueError(f"invalid marker: {exc}") from None
 
 
-def implies(left: str | Marker | None, right: str | Marker | None) -> bool:
+def implies(left: str | None, right: str | None) -> bool:
     """True when every environment left selects, right selects too."""
     store = _store()
     return store.implies(_node(store, left), _node(store, right))
 
 
-def is_never(text: str | Marker | None) -> bool:
+def is_never(text: str | None) -> bool:
     """True when no environment satisfies the marker (`sys_platform != 'win32' and sys_platform == 'win32'`)."""
     store = _store()
     return store.same(_node(store, text), FALSE)
 
 
-def is_always(text: str | Marker | None) -> bool:
+def is_always(text: str | None) -> bool:
     """True when every environment satisfies the marker (an absent one included)."""
     store = _store()
     return store.same(_node(store, text), TRUE)
 
 
-def canonical(text: str | Marker | None) -> str | None:
+def canonical(text: str | None) -> str | None:
     """The marker re-rendered from its diagram (None: always); equivalent markers render alike."""
     store = _store()
     return marker_tree.render(store, _node(store, text))
@@ -158,7 +159,7 @@ def specifiers_equivalent(left: str, right: str) -> bool:
     return _specifier_node(store, left) == _specifier_node(store, right)
 
 
-def conjoin(*markers: str | Marker | None) -> str | None:
+def conjoin(*markers: str | None) -> str | None:
     """`a and b and ...` as text, skipping absent markers; `or` terms are parenthesized."""
     parts = [str(m) for m in markers if m is not None and str(m)]
     if not parts:
@@ -168,7 +169,7 @@ def conjoin(*markers: str | Marker | None) -> str | None:
     return " and ".join(f"({p})" if " or " in p else p for p in parts)
 
 
-def negate(text: str | Marker | None) -> str | None:
+def negate(text: str | None) -> str | None:
     """`not marker` as PEP 508 text (which has no `not`), rendered from the negated diagram.
     An absent marker (always) negates to never; a never-true marker to None (always)."""
     store = _store()

@@ -11,10 +11,10 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from depsync.core.model.marker_text import InvalidMarker, normalize_marker
 from depsync.core.model.markers import markers_equivalent
 from depsync.core.names import canonicalize_name, canonicalize_version
 from depsync.errors import DepsyncError
@@ -170,13 +170,14 @@ class Req:
 
 @record
 class ParsedRequirement:
-    """A PEP 508 requirement as uv reads it; the parts are packaging objects for comparison."""
+    """A PEP 508 requirement as uv reads it: the specifier a packaging object, the marker its
+    text in packaging's normal form."""
 
     name: str  # as written
     extras: tuple[str, ...]
     specifier: SpecifierSet
     url: str | None
-    marker: Marker | None
+    marker: str | None
 
 
 class RequirementSyntaxError(ValueError):
@@ -234,10 +235,10 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
-def _parse_marker_text(text: str) -> Marker:
+def _parse_marker_text(text: str) -> str:
     if not text.strip():
         raise RequirementSyntaxError("expected a marker after ';'")
-    return Marker(_normalize_space(text))
+    return normalize_marker(_normalize_space(text))
 
 
 def _split_requirement(text: str) -> ParsedRequirement:
@@ -325,7 +326,7 @@ def req_from_text(text: str, where: str) -> Req:
         canonicalize_name(parsed.name),
         frozenset(canonicalize_name(e) for e in parsed.extras),
         frozenset() if parsed.url else specifier_key(str(parsed.specifier)),
-        str(parsed.marker) if parsed.marker is not None else None,
+        parsed.marker,
         source,
         text,
     )

@@ -12,7 +12,6 @@ import posixpath
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier
 
 from depsync.core.findings import Finding, listed
@@ -265,7 +264,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         with bounded_check():
             settings = inputs.uv_settings or pyproject.uv_settings
             findings = [*_check(pyproject, settings, lock, _members(inputs, lock)), *_check_local_packages(inputs, lock)]
-    except (InvalidRequirement, InvalidSpecifier, InvalidMarker, ValueError) as exc:
+    except (InvalidSpecifier, InvalidMarker, ValueError) as exc:  # packaging's InvalidRequirement is a ValueError too
         raise DepsyncError(f"cannot compare with the lock: {exc}", pyproject.path) from None
     yield from findings
     yield from _members_outside(inputs)

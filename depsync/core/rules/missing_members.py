@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.utils import canonicalize_name
-
 from depsync.core.findings import Finding, listed
 from depsync.core.model.lock import Lock
+from depsync.core.names import canonicalize_name
 from depsync.core.rules.inputs import CheckInputs
 
 HINT = "`git submodule update --init`?"

@@ -25,10 +25,10 @@ from functools import lru_cache
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier
-from packaging.utils import canonicalize_name
 
 from depsync.core.findings import Finding
 from depsync.core.model.requirements import specifier_key, uv_requirement
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.sources import Ownership, Policy, Rule, case_of_values, normalize
 from depsync.records import field, record, replace
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import tomlkit
-from packaging.utils import canonicalize_name
 from tomlkit.items import AoT, Array
 
+from depsync.core.names import canonicalize_name
 from depsync.core.sync.surface import (
     EntryDecision,
     _conflict_key,
