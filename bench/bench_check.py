@@ -10,16 +10,13 @@ depsync is timed:
   and checked, and the result stored;
 - repeated: the same check again on unchanged inputs, answered from the result cache;
 
-through two entry points: `python -m depsync` (the CLI as wired today: the cache is
-consulted after argparse and the CLI's imports) and `python -m depsync.entry` (the
-proposed wiring of `python -m depsync` and the `depsync` script: the cache is consulted
-before the CLI is imported).
-
-And in two interpreters: this one, and an "installed" one: a venv made here whose
-site-packages has a plain .pth naming this checkout and this interpreter's
-site-packages, so the same code runs without the editable install's import hook (what
-`pip install .` gives a user; the hook alone costs ~25 ms per start here). Bytecode is
-compiled first, as an installed package has it.
+three ways: `python -m depsync` in this interpreter (the dev venv, whose editable install
+adds an import hook: ~10 ms per start here), and, in an "installed" interpreter (a venv made
+here whose site-packages has a plain .pth naming this checkout and this interpreter's
+site-packages, so the same code runs as `pip install .` gives it a user), both
+`python -m depsync` and the `depsync` script, written as uv writes a console script (what
+users and CI type; `python -m` adds runpy's imports). Bytecode is compiled first, as an
+installed package has it.
 
     python bench/bench_check.py [--runs 9]
 """
@@ -50,14 +47,22 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str], *, expect: tuple[int,
     return elapsed
 
 
-def installed_python(tmp: Path) -> str:
-    """A venv that sees this checkout and its dependencies through a plain .pth (no import hook)."""
+def installed_python(tmp: Path) -> tuple[str, str]:
+    """A venv that sees this checkout and its dependencies through a plain .pth (no import
+    hook), and its `depsync` script."""
     venv = tmp / "installed"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True)
     (Path(purelib.stdout.strip()) / "depsync-bench.pth").write_text(f"{REPO}\n{sysconfig.get_paths()['purelib']}\n")
-    return str(python)
+    script = venv / "bin" / "depsync"
+    script.write_text(
+        f"#!{python}\n# -*- coding: utf-8 -*-\nimport sys\nfrom depsync.entry import main\n"
+        'if __name__ == "__main__":\n    if sys.argv[0].endswith("-script.pyw"):\n        sys.argv[0] = sys.argv[0][:-11]\n'
+        '    elif sys.argv[0].endswith(".exe"):\n        sys.argv[0] = sys.argv[0][:-4]\n    sys.exit(main())\n'
+    )
+    script.chmod(0o755)
+    return str(python), str(script)
 
 
 def in_process_phases(project: Path) -> dict[str, float]:
@@ -88,11 +93,11 @@ def main() -> None:
         base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         uv_env = dict(base, UV_PYTHON=os.path.realpath(sys.executable))
         uv_check = [uv, "lock", "--check", "--offline"]
-        pythons = {"dev venv": sys.executable, "installed": installed_python(tmp)}
+        installed, script = installed_python(tmp)
         variants = {
-            f"{where}, {entry}": [python, "-m", module, "check", "--format", "json"]
-            for where, python in pythons.items()
-            for entry, module in (("python -m depsync", "depsync"), ("python -m depsync.entry", "depsync.entry"))
+            "dev venv, python -m depsync": [sys.executable, "-m", "depsync", "check", "--format", "json"],
+            "installed, python -m depsync": [installed, "-m", "depsync", "check", "--format", "json"],
+            "installed, depsync script": [script, "check", "--format", "json"],
         }
         warm_cache = dict(base, XDG_CACHE_HOME=str(tmp / "warm-cache"))
         timed(uv_check, project, uv_env)  # warm uv's interpreter cache

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,26 @@ from typing import Any
 HELP_WIDTH = 100  # at most: help stays readable on wide terminals, and the docs' copy is stable
 
 
+def _terminal_columns() -> int:
+    """$COLUMNS, else the terminal's width, else HELP_WIDTH: what shutil.get_terminal_size
+    answers, without importing shutil (argparse makes a formatter for every option it adds)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or HELP_WIDTH  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return HELP_WIDTH
+
+
 class Formatter(argparse.RawDescriptionHelpFormatter):
     """Epilogs (examples, exit codes) keep their lines; help columns are aligned."""
 
     def __init__(self, prog: str) -> None:
-        width = min(shutil.get_terminal_size((HELP_WIDTH, 24)).columns, HELP_WIDTH) - 2
+        width = min(_terminal_columns(), HELP_WIDTH) - 2
         super().__init__(prog, max_help_position=34, width=width)
 
 

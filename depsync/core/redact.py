@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-import threading
+import _thread  # its RLock; threading itself costs a cold check 1 ms to import
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
@@ -94,19 +94,20 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted((v for v in values if _worth_masking(v)), key=lambda v: (-len(v), v))
 
 
-_cached: tuple[tuple[tuple[Any, Any], ...], tuple[str, ...]] = ((), ())
+_cached: tuple[dict[Any, Any] | None, tuple[str, ...]] = (None, ())
 
 
 def _process_secrets() -> tuple[str, ...]:
     """secret_values(os.environ), recomputed only when the environment changed: every line
     written to stdout or stderr asks for them."""
     global _cached
-    # the raw bytes mapping: comparing it costs no decoding (one finding per source of 20k
-    # sources spent seconds decoding the environment)
+    # the raw bytes mapping, compared as a dict (one C-level comparison, no decoding: one finding
+    # per source of 20k sources spent seconds decoding the environment, and building a tuple of
+    # it per call was a tenth of a cold check's rules)
     raw = getattr(os.environ, "_data", None)
-    key = tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
-    if key != _cached[0]:
-        _cached = (key, tuple(secret_values(dict(os.environ))))
+    current = raw if isinstance(raw, dict) else dict(os.environ)
+    if current != _cached[0]:
+        _cached = (dict(current), tuple(secret_values(dict(os.environ))))
     return _cached[1]
 
 
@@ -161,7 +162,7 @@ class RedactingStream:
         self._pending: list[str] = []
         self._closed = False
         # rich's live display writes from its own thread; a signal handler may print mid-write
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):

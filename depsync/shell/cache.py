@@ -35,6 +35,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 
 TYPE_CHECKING = False  # typing itself is not imported on the replay path
 if TYPE_CHECKING:
@@ -131,15 +132,40 @@ def request_key(request: Request) -> bytes:
 # -- reading what the inputs look like now -----------------------------------------------------------
 
 
-def _file_state(root: str, path: str) -> tuple[str, bytes | None, str]:
-    """(path, digest of its bytes or None when absent, where it really is)."""
+# A file whose stat is what it was when its digest was kept, and whose times are this much older
+# than that moment, still has those bytes (git's index trusts its stat data the same way): a
+# change of content sets ctime, which nothing but the clock moves. Nearer than this, a change in
+# the same timestamp tick could hide (coarse file systems tick in seconds), so it is hashed.
+_RACY_NS = 2_000_000_000
+
+Stat = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+Known = dict[str, tuple[Stat, bytes, str]]  # path -> (its stat, digest of its bytes, where it really is)
+
+
+def _file_state(root: str, path: str, known: Known | None = None, known_at: int = 0, seen: Known | None = None) -> tuple[str, bytes | None, str]:
+    """(path, digest of its bytes or None when absent, where it really is). known: what an
+    earlier run kept at known_at (ns), so an unchanged file need not be read and hashed; seen,
+    when given, gets what this one found."""
     full = os.path.join(root, path)
     try:
-        with open(full, "rb") as handle:
-            data = handle.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        info = os.stat(full)
+    except (FileNotFoundError, NotADirectoryError):
         return (path, None, "")
-    return (path, _digest(data), os.path.realpath(full))
+    stat = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    real = os.path.realpath(full)
+    earlier = known.get(path) if known else None
+    if earlier is not None and earlier[0] == stat and earlier[2] == real and max(info.st_mtime_ns, info.st_ctime_ns) < known_at - _RACY_NS:
+        digest = earlier[1]
+    else:
+        try:
+            with open(full, "rb") as handle:
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return (path, None, "")
+        digest = _digest(data)
+    if seen is not None:
+        seen[path] = (stat, digest, real)
+    return (path, digest, real)
 
 
 def _glob_state(root: str, pattern: str) -> tuple[str, tuple[tuple[str, bool], ...]]:
@@ -201,9 +227,10 @@ def _git_state(root: str, ref: str) -> tuple[str, tuple[str, ...] | None]:
     return (ref, (lines[0], lines[1], lines[2] if code == 0 and len(lines) > 2 else ""))
 
 
-def _state(manifest: dict[str, Any]) -> bytes:
+def _state(manifest: dict[str, Any], seen: Known | None = None) -> bytes:
     root = manifest["root"]
-    files = [_file_state(root, p) for p in manifest["files"]]
+    known = manifest.get("known")
+    files = [_file_state(root, p, known if isinstance(known, dict) else None, int(manifest.get("known_at", 0)), seen) for p in manifest["files"]]
     globs = [_glob_state(root, p) for p in manifest["globs"]]
     refs = [_git_state(root, r) for r in manifest["refs"]]
     scanned = None
@@ -304,16 +331,22 @@ def lookup(request: Request) -> tuple[bytes, dict[str, Any]] | None:
         return None
     folder = directory()
     k1 = request_key(request)
-    manifest = _read(os.path.join(folder, k1.hex() + ".m"))
+    manifest_path = os.path.join(folder, k1.hex() + ".m")
+    manifest = _read(manifest_path)
     if not isinstance(manifest, dict):
         return None
+    seen: Known = {}
     try:
-        k2 = _digest(k1, _state(manifest))
+        k2 = _digest(k1, _state(manifest, seen))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     result = _read(os.path.join(folder, k2.hex() + ".r"))
     if not isinstance(result, dict):
         return None
+    known_at = int(manifest.get("known_at", 0))
+    if seen != manifest.get("known") or any(max(stat[3], stat[4]) >= known_at - _RACY_NS for stat, _, _ in seen.values()):
+        # a file was hashed again (too new to trust its stat then): what it is now, for the next replay
+        _write(manifest_path, {**manifest, "known": seen, "known_at": time.time_ns()})
     return k2, result
 
 
@@ -354,11 +387,13 @@ def store(request: Request, manifest: dict[str, Any], findings: list[Finding], s
         return None
     folder = directory()
     k1 = request_key(request)
+    seen: Known = {}
     try:
-        k2 = _digest(k1, _state(manifest))
+        k2 = _digest(k1, _state(manifest, seen))
     except (OSError, ValueError):
         return None
-    _write(os.path.join(folder, k1.hex() + ".m"), manifest)
+    # what the files look like now, so a replay that finds them so need not hash them (_file_state)
+    _write(os.path.join(folder, k1.hex() + ".m"), {**manifest, "known": seen, "known_at": time.time_ns()})
     result = {"findings": findings, "dockerfiles": list(dockerfiles), "suppressed": list(suppressed or ()), "rendered": {}}
     _write(os.path.join(folder, k2.hex() + ".r"), result)
     _prune(folder)

@@ -12,13 +12,16 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from depsync.core.redact import redact
-from depsync.core.sync.squashed import HistoryCommit
 from depsync.core.trust import project_relative, require_ref
 from depsync.errors import DepsyncError
 from depsync.records import record
 from depsync.shell import process, signals
+
+if TYPE_CHECKING:  # reconcile's history model: a check imports this module for is_repository only
+    from depsync.core.sync.squashed import HistoryCommit
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:

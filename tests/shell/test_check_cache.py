@@ -319,3 +319,64 @@ def test_the_code_fingerprint_covers_every_layer_of_the_package() -> None:
 
     files = {Path(path).relative_to(Path(cache.__file__).parents[1]).as_posix() for path, _, _ in marshal.loads(cache._code_fingerprint())[2]}
     assert {"core/rules/integrity.py", "commands/check.py", "shell/cache.py", "entry.py"} <= files
+
+
+# -- a replay trusts a file's stat only when it is old enough ---------------------------------------
+
+
+def _stored(project: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[cache.Request, dict]:  # type: ignore[type-arg]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    request: cache.Request = (str(project), None, None, None, None, None)
+    manifest = cache.manifest(str(project), [], ["pyproject.toml", "uv.lock"], [], [])
+    assert cache.store(request, manifest, [], True) is not None
+    return request, manifest
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    opened: list[str] = []
+    real_open = open
+
+    def counting(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(os.path.basename(str(path)))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "open", counting, raising=False)
+    return opened
+
+
+def test_an_old_unchanged_file_is_not_read_again(project: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_NS", -10**12)  # as if the files were written long before the check
+    request, _ = _stored(project, cache_home, monkeypatch)
+    reads = _reads(monkeypatch)
+    assert cache.lookup(request) is not None
+    assert "uv.lock" not in reads and "pyproject.toml" not in reads
+
+
+def test_a_file_too_new_to_trust_its_stat_is_hashed(project: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    request, _ = _stored(project, cache_home, monkeypatch)  # just written: within the racy window
+    reads = _reads(monkeypatch)
+    assert cache.lookup(request) is not None
+    assert "uv.lock" in reads
+
+
+def test_new_bytes_behind_the_old_size_and_mtime_are_a_miss(project: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same size, mtime set back: ctime moved, so the stat differs and the bytes are hashed."""
+    monkeypatch.setattr(cache, "_RACY_NS", -10**12)
+    lock = project / "uv.lock"
+    request, _ = _stored(project, cache_home, monkeypatch)
+    before = lock.stat()
+    text = lock.read_text()
+    changed = text.replace('version = "1.2"', 'version = "1.3"')
+    assert changed != text and len(changed) == len(text)
+    lock.write_text(changed)
+    os.utime(lock, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert cache.lookup(request) is None
+
+
+def test_a_hashed_file_is_trusted_once_it_is_old_enough(project: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    request, _ = _stored(project, cache_home, monkeypatch)
+    assert cache.lookup(request) is not None  # hashed (too new), and its stat kept again with a later time
+    monkeypatch.setattr(cache, "_RACY_NS", -10**12)
+    reads = _reads(monkeypatch)
+    assert cache.lookup(request) is not None
+    assert "uv.lock" not in reads
