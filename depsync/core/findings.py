@@ -117,7 +117,7 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.8)
     if close:
         return close[0]
-    letters = sorted(name.lower())  # a transposition: `dve` for `dev`
+    letters = sorted(name.lower())
     swapped = [c for c in pool if sorted(c.lower()) == letters]  # a transposition: `dve` for `dev`
     return swapped[0] if swapped else None
 
