@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -96,21 +97,28 @@ def group(findings: Iterable[Finding]) -> list[FindingGroup]:
 _VARIANT = re.compile(r"[-_.](cu\d+|cuda\d*|cpu|rocm[\d.]*|xpu)$")
 
 
+@functools.lru_cache(maxsize=4096)
+def _stem(name: str) -> str:
+    """name without its build variant: one pool of names is often searched several times."""
+    return _VARIANT.sub("", name.lower())
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """The candidate a near-miss name most likely meant: the same package for another CUDA
     (or CPU) build first, then the closest spelling; None when nothing is close."""
     import difflib
 
     pool = sorted(set(candidates) - {name})
-    stem = _VARIANT.sub("", name.lower())
-    same_stem = [c for c in pool if _VARIANT.sub("", c.lower()) == stem]
+    stem = _stem(name)
+    same_stem = [c for c in pool if _stem(c) == stem]
     if same_stem:
         return max(same_stem, key=lambda c: difflib.SequenceMatcher(None, name, c).ratio())
     # 0.8, not difflib's 0.6: at 0.6 `torchvision` "means" `torch`, which is another package
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.8)
     if close:
         return close[0]
-    swapped = [c for c in pool if sorted(c.lower()) == sorted(name.lower())]  # a transposition: `dve` for `dev`
+    letters = sorted(name.lower())
+    swapped = [c for c in pool if sorted(c.lower()) == letters]  # a transposition: `dve` for `dev`
     return swapped[0] if swapped else None
 
 

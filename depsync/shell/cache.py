@@ -176,8 +176,9 @@ def _glob_state(root: str, pattern: str) -> tuple[str, tuple[tuple[str, bool], .
     return (pattern, tuple(member_directories(root, pattern)))
 
 
-def _has_git_dir(root: str) -> bool:
-    """Is there a `.git` in root or above it? Without one (and without GIT_DIR) git finds no repository."""
+def has_git_dir(root: str) -> bool:
+    """Is there a `.git` in root or above it? Without one (and without GIT_DIR) git finds no
+    repository, so the answer needs no git process (git.is_repository asks this too)."""
     if os.environ.get("GIT_DIR"):
         return True
     folder = os.path.abspath(root)
@@ -218,7 +219,7 @@ def _git(root: str, args: list[str]) -> tuple[int, str]:
 
 def _git_state(root: str, ref: str) -> tuple[str, tuple[str, ...] | None]:
     """(ref, (top, prefix, commit or "")) or (ref, None) outside a repository."""
-    if not _has_git_dir(root):
+    if not has_git_dir(root):
         return (ref, None)
     code, out = _git(root, ["rev-parse", "--show-toplevel", "--show-prefix", "--verify", "-q", f"{ref}^{{commit}}"])
     lines = out.split("\n")

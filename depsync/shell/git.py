@@ -133,6 +133,10 @@ atexit.register(forget)
 
 
 def is_repository(root: Path) -> bool:
+    from depsync.shell.cache import has_git_dir  # the cache's replay asks the same, before git is imported
+
+    if not has_git_dir(str(root)):
+        return False  # git would look in the same folders and find nothing: no process for that
     try:
         session(root)
         return True

@@ -14,7 +14,7 @@ from depsync.core.config import Config
 from depsync.core.model.dockerfile import Dockerfile
 from depsync.core.model.lock import Lock
 from depsync.core.model.pyproject import Pyproject
-from depsync.core.rules.dockerfile import is_counterpart, renamed_counterparts
+from depsync.core.rules.dockerfile import Counterparts, is_counterpart, renamed_counterparts
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.run import run_rules
 
@@ -108,3 +108,25 @@ def test_megatron_dev_flags_are_renamed_to_the_cuda13_builds() -> None:
     # transformer-engine is what dev's pyproject asks for (from git): never offered in the flag's place
     te = next(f for f in stale if "transformer-engine-cu12" in f.message)
     assert "did you mean" not in te.message and "a dependency pyproject.toml declares" in te.message
+
+
+def test_the_counterparts_index_answers_as_testing_every_name() -> None:
+    """Counterparts(names).of(name) is exactly the names is_counterpart pairs with name, on the
+    real lock's names and on names shaped to hit every branch (a middle segment, a dropped or
+    added suffix, the first segment, the name itself)."""
+    shaped = {
+        "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cudnn", "nvidia-cublas", "nvidia-cublas-cu12",
+        "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-plugin", "cu12", "cu13", "cu13-extra", "v1-foo", "v2-foo",
+        "foo", "foo-v1", "foo-v1-v2", "torch", "torchvision", "nvidia-cudnn-py3", "a-1", "a-b2", "a",
+    }
+    names = Lock.from_text(megatron("dev", "uv.lock")).names() | shaped
+    index = Counterparts(names)
+    for name in sorted(shaped | {"nvidia-nccl-cu11", "jax-cuda11-plugin", "foo-v3", "nothing-like-it"}):
+        assert index.of(name) == {other for other in names if is_counterpart(name, other)}, name
+
+
+def test_renamed_counterparts_with_and_without_an_index() -> None:
+    names = {"nvidia-cudnn-cu13", "nvidia-cudnn-cu11", "nvidia-cublas", "torch"}
+    assert renamed_counterparts("nvidia_cudnn_cu12", names, set()) == ["nvidia-cudnn-cu11", "nvidia-cudnn-cu13"]
+    assert renamed_counterparts("nvidia-cudnn-cu12", names, {"nvidia-cudnn-cu11"}, Counterparts(names)) == ["nvidia-cudnn-cu13"]
+    assert renamed_counterparts("nvidia-cublas-cu12", names, set(), Counterparts(names)) == ["nvidia-cublas"]

@@ -151,18 +151,19 @@ def _fail(what: str, where: str) -> None:
 
 def _tables(value: Any, what: str, where: str) -> None:
     """value must be a list of tables."""
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+    # map, not a generator: ~4,000 wheel tables a lock, checked at C speed
+    if not isinstance(value, list) or not all(map(isinstance, value, [dict] * len(value))):
         _fail(f"{what} must be an array of tables", where)
 
 
 def _named_tables(value: Any, what: str, where: str) -> None:
     _tables(value, what, where)
-    if not all(isinstance(v.get("name"), str) for v in value):
+    if not all(map(isinstance, [v.get("name") for v in value], [str] * len(value))):
         _fail(f"every entry of {what} needs a string name", where)
 
 
 def _strings(value: Any, what: str, where: str) -> None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list) or not all(map(isinstance, value, [str] * len(value))):
         _fail(f"{what} must be an array of strings", where)
 
 

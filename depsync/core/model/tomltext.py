@@ -33,10 +33,15 @@ _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?\Z")
 _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_.-]+)\s*=""")
 
 
+# a cheap superset of CONFLICT_MARKER after the first line: one search, led by a newline (the
+# regex engine looks for the literal first), where four substring searches cost three times more
+_MAYBE_MARKER = re.compile(r"\n[<=>|]{7}")
+
+
 def conflict_marker_lines(text: str) -> list[int]:
     """1-based lines that start with a git conflict marker."""
-    if not any(marker in text for marker in ("<<<<<<<", "=======", ">>>>>>>", "|||||||")):
-        return []  # the common case, without a regex pass over a 1.5 MB lock
+    if not CONFLICT_MARKER.match(text) and not _MAYBE_MARKER.search(text):
+        return []  # the common case, without the full regex pass over a 1.5 MB lock
     return [text.count("\n", 0, m.start()) + 1 for m in CONFLICT_MARKER.finditer(text)]
 
 

@@ -10,7 +10,7 @@ flag; there is no `-E` short option (uv fails with "unexpected argument '-E'").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from depsync.core import limits
@@ -156,13 +156,46 @@ def asked_for(inputs: CheckInputs) -> set[str]:
     return out
 
 
-def renamed_counterparts(name: str, lock_names: set[str], asked: set[str]) -> list[str]:
+class Counterparts:
+    """The names is_counterpart pairs with a name, looked up instead of tested one by one: a
+    Dockerfile's stale flags against a lock's hundreds of names were thousands of tests."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._names: dict[tuple[str, ...], str] = {}  # the segments of each name -> the name
+        # (position, letters, the other segments) of each version-like segment -> the names
+        self._varied: dict[tuple[int, str, tuple[str, ...]], list[str]] = {}
+        # the segments without one version-like segment (never the first) -> the names
+        self._dropped: dict[tuple[str, ...], list[str]] = {}
+        for name in names:
+            parts = tuple(name.split("-"))
+            self._names[parts] = name
+            for index, part in enumerate(parts):
+                if _version_like(part):
+                    rest = parts[:index] + parts[index + 1 :]
+                    self._varied.setdefault((index, _letters(part), rest), []).append(name)
+                    if index:
+                        self._dropped.setdefault(rest, []).append(name)
+
+    def of(self, name: str) -> set[str]:
+        """Every indexed name `is_counterpart(name, it)` holds for."""
+        parts = tuple(name.split("-"))
+        found = set(self._dropped.get(parts, ()))  # it lacks one version-like segment of name's
+        for index, part in enumerate(parts):
+            if _version_like(part):
+                rest = parts[:index] + parts[index + 1 :]
+                found.update(other for other in self._varied.get((index, _letters(part), rest), ()) if other != name)
+                if index and rest in self._names:  # name has a version-like segment it lacks
+                    found.add(self._names[rest])
+        return found
+
+
+def renamed_counterparts(name: str, lock_names: set[str], asked: set[str], index: Counterparts | None = None) -> list[str]:
     """The lock's names for what a stale `--no-install-package name` meant (another build of
     the same package), sorted. A name pyproject asks for itself is not one: keeping it out of
     the image would drop a dependency the project declares (`transformer-engine` for a stale
-    `transformer-engine-cu12`)."""
-    wanted = _canonical(name)
-    return sorted(c for c in lock_names if c not in asked and is_counterpart(wanted, c))
+    `transformer-engine-cu12`). index: Counterparts(lock_names), when made once for many names."""
+    found = (index or Counterparts(lock_names)).of(_canonical(name))
+    return sorted(c for c in found if c not in asked)
 
 
 def _meant(name: str, known: set[str] | frozenset[str]) -> str:
@@ -241,6 +274,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
     missing = missing_member_dirs(inputs)
     lock_names = {_canonical(n) for n in inputs.lock.names()} if inputs.lock else None
     asked: set[str] | None = None  # computed on the first stale flag only
+    counterparts: Counterparts | None = None  # likewise
     for dockerfile in inputs.dockerfiles:
         path = dockerfile.path
         any_locked = any(c.subcommand == "sync" and _locking(c)[0] for c in dockerfile.uv_commands)
@@ -345,9 +379,9 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                 if _canonical(arg.value) in lock_names:  # type: ignore[operator]
                     continue
                 assert lock_names is not None
-                if asked is None:
-                    asked = asked_for(inputs)
-                found = renamed_counterparts(arg.value, lock_names, asked)
+                if asked is None or counterparts is None:
+                    asked, counterparts = asked_for(inputs), Counterparts(lock_names)
+                found = renamed_counterparts(arg.value, lock_names, asked, counterparts)
                 if len(found) == 1:
                     yield RULES["docker-no-install-renamed"].finding(
                         path,

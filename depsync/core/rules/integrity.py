@@ -72,11 +72,74 @@ def _artifact_identity(filename: str, expected_version: str | None = None) -> tu
     return None
 
 
-def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
+def wheel_prefix(name: str, version: str | None) -> str | None:
+    """`name_with_underscores-version-`: how a wheel of this canonical name and version starts,
+    so the common wheel needs no split (None when no file name can start so unambiguously)."""
+    if version is None or "-" in version or not version:
+        return None
+    return f"{name.replace('-', '_')}-{version}-"
+
+
+def well_formed_hash(digest: Any) -> bool:
+    return _HASH.match(str(digest)) is not None
+
+
+_HEX_DIGITS = b"0123456789abcdef"
+
+
+def all_plain_sha256(digests: list[Any]) -> bool:
+    """Is every digest `sha256:` and 64 lowercase hex digits, as uv writes nearly all of them?
+    Tested on them joined (a few passes over one string) instead of a regex per artifact: a
+    lock has ~4,000. False says only "test each one"."""
+    try:
+        joined = "\n".join(digests) + "\n"
+    except TypeError:  # one is not a string
+        return False
+    count = len(digests)
+    # each one is 71 characters: exactly `count` newlines, each at the end of a 72-character slot
+    if len(joined) != 72 * count or joined.count("\n") != count or joined[71::72] != "\n" * count:
+        return False
+    if any(joined[offset::72] != char * count for offset, char in enumerate("sha256:")):
+        return False
+    # every slot starts `sha256:`, whose non-hex characters are `sh:`: nothing else may be left
+    return joined.encode().translate(None, _HEX_DIGITS + b"\n") == b"sh:" * count
+
+
+def wheels_named(wheels: list[Any], prefix: str) -> bool:
+    """Does every wheel's file name (the last part of its URL, with no query, fragment or
+    escapes to undo) start with prefix (wheel_prefix: this name and version) and end in
+    `-tag-tag.whl`? Tested on all of them joined, not one by one; False says only "test each one"."""
+    try:
+        urls = [wheel["url"] for wheel in wheels if "filename" not in wheel]
+        joined = "\n".join(urls)
+    except (KeyError, TypeError):  # not the plain shape: no url, or not a string
+        return False
+    if len(urls) != len(wheels) or joined.count("\n") != len(urls) - 1 or "#" in joined or "?" in joined or "%" in joined:
+        return False
+    names = "\n" + "\n".join([url.rpartition("/")[2] for url in urls]) + "\n"
+    # one line per file name: each starts with the prefix and ends in .whl exactly when the
+    # counts match; the prefix has 2 dashes (the name has none, the version none), the tags 2 more
+    if names.count("\n" + prefix) != len(urls) or names.count(".whl\n") != len(urls):
+        return False
+    lines = names[1:-1].split("\n")
+    return min(map(str.count, lines, ["-"] * len(lines))) >= 4
+
+
+def _artifacts(package: LockPackage) -> list[Any]:
     raw = package.raw
     artifacts = list(raw.get("wheels", []) or [])
     if isinstance(raw.get("sdist"), dict):
         artifacts.append(raw["sdist"])
+    return artifacts
+
+
+def _check_artifacts(lock: Lock, package: LockPackage, artifacts: list[Any], hashes_checked: bool) -> Iterator[Finding]:
+    if hashes_checked:
+        # the common package: its wheels are all named for it, so only its sdist is left to test
+        prefix = wheel_prefix(package.name, package.version)
+        wheels = package.raw.get("wheels") or []
+        if prefix is not None and len(artifacts) - len(wheels) <= 1 and wheels_named(wheels, prefix):
+            artifacts = artifacts[len(wheels) :]
     for artifact in artifacts:
         if not isinstance(artifact, dict):
             continue
@@ -94,8 +157,10 @@ def _check_artifacts(lock: Lock, package: LockPackage) -> Iterator[Finding]:
                     f"package {package.name} {package.version} lists artifact {filename}, which is {name or '?'} {version or '?'}",
                     _FIX,
                 )
+        if hashes_checked:
+            continue
         digest = artifact.get("hash")
-        if digest is not None and not _HASH.match(str(digest)):
+        if digest is not None and not well_formed_hash(digest):
             yield RULES["lock-bad-hash"].finding(
                 lock.path, package.line, f"package {package.name}: artifact {filename} has a malformed hash {str(digest)[:80]!r}", _FIX
             )
@@ -117,7 +182,10 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
         return
     versions: dict[str, set[str | None]] = {}
     seen: set[tuple[str, str | None, Any]] = set()
-    for package in lock.packages:
+    artifacts = [_artifacts(package) for package in lock.packages]
+    digests = [artifact.get("hash") for listed in artifacts for artifact in listed if isinstance(artifact, dict)]
+    hashes_checked = all_plain_sha256([digest for digest in digests if digest is not None])
+    for package, listed in zip(lock.packages, artifacts):
         versions.setdefault(package.name, set()).add(package.version)
         key = (package.name, package.version, package.source)
         if key in seen:
@@ -134,7 +202,7 @@ def check(inputs: CheckInputs) -> Iterator[Finding]:
                     f"git source of {package.name} has {'no commit' if not commit else repr(commit)} after `#`; uv always records the full commit",
                     _FIX,
                 )
-        yield from _check_artifacts(lock, package)
+        yield from _check_artifacts(lock, package, listed, hashes_checked)
     for package in lock.packages:
         raw = package.raw
         tables = list(raw.get("dependencies", []) or [])
