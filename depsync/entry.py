@@ -30,10 +30,9 @@ def display_path(raw: str) -> str | None:
     return ("/" if raw.startswith("/") else "") + "/".join(parts) or "."
 
 
-def check_request(args: list[str], environ: dict[str, str] | None = None) -> tuple[tuple, str, str, bool, bool] | None:  # type: ignore[type-arg]
-    """(cache request, output format, project as printed, --strict, --exit-zero) of `depsync
-    check ARGS`, or None when the arguments need the real parser (or are an error it should
-    report). The format defaults to $DEPSYNC_OUTPUT_FORMAT, as in depsync.cli.check."""
+def _plain_check(args: list[str]) -> tuple[str | None, dict[str, list[str]], dict[str, bool]] | None:
+    """(PATH, the valued options' values in order, the flags) of `depsync check ARGS` in the
+    plain form read here; None for anything else."""
     path: str | None = None
     values: dict[str, list[str]] = {name: [] for name in _VALUED}
     flags = {"--strict": False, "--exit-zero": False}
@@ -59,6 +58,17 @@ def check_request(args: list[str], environ: dict[str, str] | None = None) -> tup
             return None  # --deep, --debug, --no-cache, -h, an abbreviation, a second path: the CLI's business
         path = arg
         i += 1
+    return path, values, flags
+
+
+def check_request(args: list[str], environ: dict[str, str] | None = None) -> tuple[tuple, str, str, bool, bool] | None:  # type: ignore[type-arg]
+    """(cache request, output format, project as printed, --strict, --exit-zero) of `depsync
+    check ARGS`, or None when the arguments need the real parser (or are an error it should
+    report). The format defaults to $DEPSYNC_OUTPUT_FORMAT, as in depsync.cli.check."""
+    plain = _plain_check(args)
+    if plain is None:
+        return None
+    path, values, flags = plain
     output_format = values["--format"][-1] if values["--format"] else ((os.environ if environ is None else environ).get("DEPSYNC_OUTPUT_FORMAT") or "human")
     if output_format not in _FORMATS:
         return None
@@ -80,6 +90,32 @@ def check_request(args: list[str], environ: dict[str, str] | None = None) -> tup
     request = (os.path.abspath(shown), ref, dockerfiles, owner_ref, lock, None)
     project = shown + (f" @ {ref}" if ref else "")
     return request, output_format, project, flags["--strict"], flags["--exit-zero"]
+
+
+def check_namespace(args: list[str]) -> object | None:
+    """What argparse makes of `depsync check ARGS` (depsync/cli/parser.py), for the arguments
+    check_request reads; None for the others. A miss of the cache runs the check with it, so a
+    plain check imports neither argparse nor the other commands (tests/shell/test_check_cache.py
+    holds it to the parser's namespace)."""
+    if check_request(args) is None:
+        return None
+    plain = _plain_check(args)
+    assert plain is not None
+    path, values, flags = plain
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    def last(name: str) -> str | None:
+        return values[name][-1] if values[name] else None
+
+    return SimpleNamespace(
+        quiet=0, verbose=0, color="auto", debug=False, command="check",
+        path=Path(path) if path is not None else None, output_format=last("--format"),
+        strict=flags["--strict"], select=None, ignore=None, exit_zero=flags["--exit-zero"], fix=False, diff=False,
+        ref=last("--ref"), deep=False, image=None, static=False, dockerfile=values["--dockerfile"] or None,
+        build_arg=[tuple(pair.split("=", 1)) for pair in values["--build-arg"]],
+        owner_ref=last("--owner-ref"), lock=last("--lock"), no_cache=False,
+    )  # fmt: skip
 
 
 def _replay(args: list[str]) -> int | None:
@@ -110,13 +146,20 @@ def _replay_request(request: tuple, output_format: str, project: str, strict: bo
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    namespace = None
     if args[:1] == ["check"]:
         replayed = _replay(args[1:])
         if replayed is not None:
             return replayed
-    from depsync.cli.parser import main as cli_main
+        namespace = check_namespace(args[1:])
+    if namespace is not None:
+        from depsync.cli.run import run_parsed, with_redacted_streams
 
-    code = cli_main(argv)
+        code = with_redacted_streams(lambda: run_parsed(namespace))
+    else:
+        from depsync.cli.parser import main as cli_main
+
+        code = cli_main(argv)
     if argv is None:  # the `depsync` script or `python -m depsync`: the process ends here
         end_process(code)
     return code

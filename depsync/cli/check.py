@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from depsync.cli.common import (
-    build_arg,
-    command,
-    find_root,
-    global_options,
-    project_path,
-)
+from depsync.cli.root import find_root_of
+
+if TYPE_CHECKING:
+    import argparse
 
 EPILOG = """\
 examples:
@@ -58,6 +54,10 @@ def output_format(given: str | None, environ: Mapping[str, str]) -> str:
 
 
 def register(commands: Any) -> None:
+    # argparse and the shared options only here: a plain `depsync check` is parsed without them
+    # (depsync/entry.py builds the same namespace)
+    from depsync.cli.common import build_arg, command, global_options, project_path
+
     check = command(
         commands,
         "check",
@@ -145,7 +145,7 @@ def options_from(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import check
 
-    find_root(args, needs_pyproject=args.ref is None)  # --ref reads the files from git
+    find_root_of(args, needs_pyproject=args.ref is None)  # --ref reads the files from git
     options = options_from(args)
     if args.fix or args.diff:
         return check.run_check(options, fix=args.fix, diff=args.diff)

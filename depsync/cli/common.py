@@ -144,22 +144,3 @@ def project_path(parser: argparse.ArgumentParser) -> None:
 def command(commands: Any, name: str, summary: str, description: str, epilog: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(name, help=summary, description=description, epilog=epilog, formatter_class=Formatter)
     return parser
-
-
-def find_root(args: argparse.Namespace, *, needs_pyproject: bool = False) -> None:
-    """args.path: the project directory given, else found upwards from the current one.
-    needs_pyproject: the command reads the work tree's pyproject.toml, so none in the
-    directory or above it is an error here, naming where the search went (as uv's does)."""
-    from depsync.cli.root import any_pyproject, discover
-    from depsync.errors import DepsyncError
-    from depsync.report import ui
-
-    given = args.path if args.path is not None else Path(".")
-    searched = given.is_dir() or args.path is None
-    if searched and needs_pyproject and not any_pyproject(given):
-        raise DepsyncError(f"no pyproject.toml in {os.path.abspath(given)} or any parent directory")
-    args.path, note = discover(given) if searched else (given, None)
-    if note:
-        ui.note(note)
-    else:
-        ui.detail(f"project root: {os.path.abspath(args.path)}")

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from depsync.cli.common import command, find_root, global_options
+from depsync.cli.common import command, global_options
+from depsync.cli.root import find_root_of
 
 EPILOG = """\
 OLD and NEW are lock files, directories (their uv.lock) or git REF:path. Registry versions are
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.path is None:
         args.path = Path(".")
         if args.old == diff.DEFAULT_OLD and args.new == diff.DEFAULT_NEW:
-            find_root(args)
+            find_root_of(args)
     return diff.run(
         diff.DiffOptions(
             root=args.path,

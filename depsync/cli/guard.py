@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from depsync.cli.common import command, find_root, global_options, project_path
+from depsync.cli.common import command, global_options, project_path
+from depsync.cli.root import find_root_of
 
 EPILOG = """\
 examples:
@@ -40,5 +41,5 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import guard
 
-    find_root(args)
+    find_root_of(args)
     return guard.run(guard.GuardOptions(root=args.path, ref=args.ref, dev=args.dev, main=args.main, pre_push=args.pre_push))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from depsync.cli.common import command, find_root, global_options, project_path
+from depsync.cli.common import command, global_options, project_path
+from depsync.cli.root import find_root_of
 
 EPILOG = """\
 examples:
@@ -38,7 +39,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import install
 
-    find_root(args)
+    find_root_of(args)
     return install.run(
         install.InstallOptions(root=args.path, uninstall=args.uninstall, pre_push=args.pre_push, relock=args.relock, command=args.command_line)
     )

@@ -9,10 +9,10 @@ from typing import Any
 from depsync.cli.common import (
     build_arg,
     command,
-    find_root,
     global_options,
     project_path,
 )
+from depsync.cli.root import find_root_of
 
 EPILOG = """\
 examples:
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.prune_caches:
         return lock.prune_caches()
-    find_root(args, needs_pyproject=True)
+    find_root_of(args, needs_pyproject=True)
     return lock.run(
         LockRequest(
             root=args.path,

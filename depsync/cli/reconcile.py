@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from depsync.cli.common import command, find_root, global_options, project_path
+from depsync.cli.common import command, global_options, project_path
+from depsync.cli.root import find_root_of
 
 EPILOG = """\
 examples:
@@ -54,7 +55,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from depsync.commands import reconcile
 
-    find_root(args)
+    find_root_of(args)
     return reconcile.run(
         reconcile.ReconcileOptions(
             root=args.path,

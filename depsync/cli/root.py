@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from depsync.core.model.tomltext import parse_toml
 from depsync.errors import DepsyncError
@@ -78,3 +79,20 @@ def discover(path: Path) -> tuple[Path, str | None]:
     except ValueError:  # another drive (Windows)
         relative = found
     return relative, f"project root: {found}"
+
+
+def find_root_of(args: Any, *, needs_pyproject: bool = False) -> None:
+    """args.path: the project directory given, else found upwards from the current one.
+    needs_pyproject: the command reads the work tree's pyproject.toml, so none in the
+    directory or above it is an error here, naming where the search went (as uv's does)."""
+    from depsync.report import ui
+
+    given = args.path if args.path is not None else Path(".")
+    searched = given.is_dir() or args.path is None
+    if searched and needs_pyproject and not any_pyproject(given):
+        raise DepsyncError(f"no pyproject.toml in {os.path.abspath(given)} or any parent directory")
+    args.path, note = discover(given) if searched else (given, None)
+    if note:
+        ui.note(note)
+    else:
+        ui.detail(f"project root: {os.path.abspath(args.path)}")

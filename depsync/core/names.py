@@ -12,11 +12,15 @@ from __future__ import annotations
 import re
 
 _SEPARATORS = re.compile(r"[-_.]+")
+_PLAIN_RELEASE = re.compile(r"(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*")
 
 
 def canonicalize_name(name: str) -> str:
     """PEP 503 normalization: runs of `-`, `_`, `.` become one `-`, lower case (as packaging does)."""
-    return _SEPARATORS.sub("-", name).lower()
+    lowered = name.lower()
+    if "_" not in lowered and "." not in lowered and "--" not in lowered:
+        return lowered  # the usual name (a lock has thousands): no regex pass
+    return _SEPARATORS.sub("-", lowered)
 
 
 def host_of(url: str) -> str:
@@ -35,6 +39,10 @@ def host_of(url: str) -> str:
 def canonicalize_version(version: str) -> str:
     """packaging.utils.canonicalize_version (trailing `.0`s of the release stripped) without
     importing packaging.utils; a string that is not a version comes back as it is."""
+    if _PLAIN_RELEASE.fullmatch(version):  # `2.6.0`: what most specifiers say, no Version to build
+        while version.endswith(".0"):
+            version = version[:-2]
+        return version
     from packaging.version import InvalidVersion, Version
 
     try:

@@ -33,3 +33,17 @@ def test_sdist_identity_agrees_with_packaging() -> None:
         except (InvalidSdistFilename, InvalidVersion):
             expected = None
         assert sdist_identity(name) == expected, name
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ09-_.ÄßİK")), max_size=12))
+def test_canonicalize_name_agrees_with_packaging_fast_path_or_not(name: str) -> None:
+    from packaging.utils import canonicalize_name as original_name
+
+    from depsync.core.names import canonicalize_name
+
+    assert canonicalize_name(name) == original_name(name)
+
+
+@given(st.text(alphabet=st.sampled_from(list("0123456789.")), min_size=1, max_size=10))
+def test_plain_releases_agree_with_packaging_including_leading_zeros(version: str) -> None:
+    assert canonicalize_version(version) == original_version(version)

@@ -380,3 +380,38 @@ def test_a_hashed_file_is_trusted_once_it_is_old_enough(project: Path, cache_hom
     reads = _reads(monkeypatch)
     assert cache.lookup(request) is not None
     assert "uv.lock" not in reads
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["."],
+        ["--format", "json", "./a//b/"],
+        ["--format=github", "--strict", "x"],
+        ["--ref", "origin/dev", "--owner-ref=dev"],
+        ["--dockerfile", "d/Dockerfile", "--dockerfile", "e", "--build-arg", "A=1", "--build-arg", "B=2=3", "--build-arg", "A=4"],
+        ["--lock", "locks/uv.lock", "/abs/path"],
+        ["--format", "json", "--format", "human"],
+        ["--output-format", "github", "p"],
+        ["--exit-zero", "--strict", "p"],
+    ],
+)
+def test_a_plain_check_runs_with_the_namespace_the_parser_makes(argv: list[str]) -> None:
+    from depsync.cli.parser import parser
+    from depsync.entry import check_namespace
+
+    assert vars(check_namespace(argv)) == vars(parser().parse_args(["check", *argv]))
+
+
+@pytest.mark.parametrize("argv", [["--deep"], ["--format", "sarif"], ["--select", "lock-stale"], ["-q"], ["--build-arg", "A=1"]])
+def test_any_other_check_goes_to_the_parser(argv: list[str]) -> None:
+    from depsync.entry import check_namespace
+
+    assert check_namespace(argv) is None
+
+
+def test_a_plain_cold_check_imports_no_argparse(project: Path, cache_home: Path) -> None:
+    modules = imported(project, "--format", "json", cache_home=cache_home)
+    assert "depsync.commands.check" in modules  # it ran the check (a miss)
+    assert "argparse" not in modules and "depsync.cli.parser" not in modules

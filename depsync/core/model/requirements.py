@@ -7,6 +7,7 @@ version specifier, marker and source (registry, git, path, url, index). Two Reqs
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -130,6 +131,7 @@ def _version_key(operator: str, version: str) -> str:
     return canonicalize_version(version)
 
 
+@functools.lru_cache(maxsize=4096)  # the same few specifiers again and again: pyproject, the lock's metadata, members
 def specifier_key(text: str) -> frozenset[tuple[str, str]]:
     """Specifier set as a set of (operator, version key): order and spelling ignored."""
     specs = SpecifierSet(_normalize_space(text))
