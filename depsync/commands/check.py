@@ -85,6 +85,16 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
     from depsync.shell.uv import error_summary
     from depsync.shell.uv_confirm import lock_check_env, pinned_version
 
+    from depsync.core.rules.missing_members import missing_member_dirs
+
+    missing = missing_member_dirs(inputs)
+    if missing:
+        # uv fails on a workspace whose members are not there, for that reason alone: the
+        # members-not-checked-out finding says so once, and uv's word waits for a full checkout
+        count = len(missing)
+        ui.note(f"--deep: uv was not run: {count} workspace member{'s are' if count != 1 else ' is'} in a git submodule that is not checked out "
+                "(members-not-checked-out); `git submodule update --init`, then check again")
+        return []
     _, version = pinned_uv(inputs)  # the uv that runs (one line when there is none)
     # on the lock's work copy, never the checkout: uv may build a package whose metadata is
     # dynamic, and its build backend writes where it runs (the copy, with the version
@@ -94,20 +104,9 @@ def deep_findings(inputs: CheckInputs, root: Path) -> list[Finding]:
         return []
     summary = error_summary(redact(result.output)) or f"exit code {result.returncode}"
     if result.returncode == 1:
-        from depsync.core.rules.missing_members import (
-            FIX,
-            missing_hint,
-            missing_member_dirs,
-        )
-
-        # uv fails on a workspace whose member is not checked out: relocking would drop the member
-        missing = missing_hint(missing_member_dirs(inputs))
         return [
             RULES["uv-lock-check"].finding(
-                inputs.config.lock,
-                0,
-                f"uv {version} `uv lock --check --offline` fails: {summary}" + (f"; {missing}" if missing else ""),
-                f"{FIX} (relocking now would drop the member)" if missing else "run `depsync lock` and commit uv.lock",
+                inputs.config.lock, 0, f"uv {version} `uv lock --check --offline` fails: {summary}", "run `depsync lock` and commit uv.lock"
             )
         ]
     raise DepsyncError(f"uv {version} lock --check could not run: {summary}")

@@ -121,13 +121,16 @@ def test_the_ref_and_the_work_tree_give_the_same_verdict(clones: tuple[Path, Pat
     assert errors == ([] if which == "full" else ["members-not-checked-out"])
 
 
-def test_not_checked_out_deep_does_not_advise_a_relock(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+def test_not_checked_out_deep_runs_no_uv_and_says_it_once(clones: tuple[Path, Path], material: LocalMaterial) -> None:
+    """uv fails on the incomplete checkout for that reason alone: members-not-checked-out is the
+    one finding (with its hint, never a relock's advice), and stderr says uv was not run."""
     _, bare = clones
     result = depsync("check", str(bare), "--deep", "--format", "json", env=material.env)
     assert result.returncode == 1, result.stderr
-    (deep,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "uv-lock-check"]
-    assert HINT in deep["message"] and "relocking now would drop the member" in deep["fix"]
-    assert "depsync lock" not in deep["fix"]
+    rules = [f["rule"] for f in json.loads(result.stdout)["findings"]]
+    assert "members-not-checked-out" in rules and "uv-lock-check" not in rules and "lock-stale" not in rules
+    assert "--deep: uv was not run: 1 workspace member is in a git submodule that is not checked out" in result.stderr
+    assert "depsync lock" not in result.stdout
 
 
 def test_fix_on_a_missing_member_changes_nothing(clones: tuple[Path, Path]) -> None:

@@ -322,3 +322,18 @@ def test_an_interpreter_outside_requires_python_gives_no_verdict_and_says_what_t
     code, findings = check(project, {k: v for k, v in env.items() if k != "UV_PYTHON"})
     assert code == 1 and [f["rule"] for f in findings] == ["lock-stale"]
     assert "incompatible with the project" in findings[0]["message"] and "set UV_PYTHON" in findings[0]["message"], findings
+
+
+def test_a_broken_interpreter_shim_on_path_does_not_stop_the_confirmation(disagreeing: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """A pyenv shim whose version is not installed answers every `python` on PATH with an error:
+    uv is given the interpreter running depsync, so it still confirms (no false error)."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for name in ("python", "python3", f"python3.{sys.version_info.minor}"):
+        shim = shims / name
+        shim.write_text("#!/bin/sh\necho \"pyenv: version \\`3.9.99' is not installed\" >&2\nexit 1\n")
+        shim.chmod(0o755)
+    broken = {k: v for k, v in env.items() if k != "UV_PYTHON"}
+    broken["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', os.defpath)}"
+    code, findings = check(disagreeing, broken)
+    assert code == 0 and [f["rule"] for f in findings] == ["static-model-disagrees"], findings

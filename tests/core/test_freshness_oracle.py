@@ -417,6 +417,68 @@ def base_marker_index(m: LocalMaterial) -> Base:
     )
 
 
+def base_conflicting_extras(m: LocalMaterial) -> Base:
+    """uv's PyTorch recipe for CPU and CUDA builds: two conflicting extras, each taking the same
+    package from its own index through a source scoped to that extra (uv forks the resolution
+    per extra and records one requirement per source)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "conflictidx"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha"]
+
+            [project.optional-dependencies]
+            cpu = ["gamma>=1.0"]
+            cu = ["gamma>=1.0"]
+
+            [tool.uv]
+            conflicts = [[{ extra = "cpu" }, { extra = "cu" }]]
+
+            [tool.uv.sources]
+            gamma = [{ index = "local", extra = "cpu" }, { index = "second", extra = "cu" }]
+            """
+        )
+        + m.index_toml()
+        + m.second_index_toml(),
+    )
+
+
+def base_conflicting_extras_by_platform(m: LocalMaterial) -> Base:
+    """The same, with three builds and platform markers on the sources (a CPU build, a CUDA
+    build for Linux, and macOS taking the default index in every extra)."""
+    return Base(
+        _dedent(
+            """
+            [project]
+            name = "conflictplat"
+            version = "0.1.0"
+            requires-python = ">=3.10"
+            dependencies = ["alpha"]
+
+            [project.optional-dependencies]
+            cpu = ["gamma>=1.0"]
+            cu = ["gamma>=1.0; sys_platform != 'darwin'"]
+            mlx = ["gamma>=1.0; sys_platform == 'darwin'"]
+
+            [tool.uv]
+            conflicts = [[{ extra = "cpu" }, { extra = "cu" }, { extra = "mlx" }]]
+
+            [tool.uv.sources]
+            gamma = [
+                { index = "local", extra = "cpu" },
+                { index = "second", extra = "cu", marker = "sys_platform == 'linux'" },
+                { index = "local", extra = "mlx", marker = "sys_platform == 'darwin'" },
+            ]
+            """
+        )
+        + m.index_toml()
+        + m.second_index_toml(),
+    )
+
+
 def base_override_duplicates(m: LocalMaterial) -> Base:
     """The same override twice and one package overridden per Python range (uv records each
     requirement once: it compares them as sets)."""
@@ -570,6 +632,8 @@ BASES: dict[str, Callable[[LocalMaterial], Base]] = {
     "ws-index": base_ws_index,
     "specifiers": base_specifiers,
     "marker-index": base_marker_index,
+    "conflict-extras": base_conflicting_extras,
+    "conflict-platforms": base_conflicting_extras_by_platform,
     "override-dup": base_override_duplicates,
     "self-extra": base_self_extra,
     "self-extra-dyn": base_self_extra_dynamic,
@@ -1545,6 +1609,35 @@ CASES: list[Case] = [
         sub("alpha = [{ index = \"second\", marker = \"sys_platform == 'linux'\" }]", 'alpha = [{ index = "second" }]'),
         fresh=False,
     ),
+    case("ml/conflict-extras/unchanged", "conflict-extras", fresh=True, why="one requirement per extra-scoped source, as uv records them"),
+    case(
+        "ml/conflict-extras/sources-swapped",
+        "conflict-extras",
+        sub('gamma = [{ index = "local", extra = "cpu" }, { index = "second", extra = "cu" }]', 'gamma = [{ index = "second", extra = "cu" }, { index = "local", extra = "cpu" }]'),
+        fresh=True,
+        why="the sources of one package are a set per extra: their order is not an input",
+    ),
+    case(
+        "ml/conflict-extras/index-moved",
+        "conflict-extras",
+        sub('{ index = "second", extra = "cu" }', '{ index = "local", extra = "cu" }'),
+        fresh=False,
+    ),
+    case(
+        "ml/conflict-extras/source-dropped",
+        "conflict-extras",
+        sub('gamma = [{ index = "local", extra = "cpu" }, { index = "second", extra = "cu" }]', 'gamma = [{ index = "local", extra = "cpu" }]'),
+        fresh=False,
+    ),
+    case("ml/conflict-extras/extra-specifier", "conflict-extras", sub('cu = ["gamma>=1.0"]', 'cu = ["gamma>=1.0,<2"]'), fresh=False),
+    case("ml/conflict-platforms/unchanged", "conflict-platforms", fresh=True),
+    case(
+        "ml/conflict-platforms/marker-changed",
+        "conflict-platforms",
+        sub("extra = \"cu\", marker = \"sys_platform == 'linux'\"", "extra = \"cu\", marker = \"sys_platform == 'win32'\""),
+        fresh=False,
+    ),
+    case("ml/conflict-platforms/conflict-narrowed", "conflict-platforms", sub('{ extra = "cu" }, { extra = "mlx" }]]', '{ extra = "cu" }]]'), fresh=False),
     case("ml/override-dup/unchanged", "override-dup", fresh=True),
     case("ml/override-dup/one-duplicate-dropped", "override-dup", sub('    "alpha<2",\n    "gamma<1.5', '    "gamma<1.5'), fresh=True, why="a set: the same requirement once"),
     case(

@@ -93,7 +93,8 @@ DOCS: dict[str, RuleDoc] = {
         "lock records for them cannot be compared, but the lock is not stale: relocking is not the fix. One finding says so, with the "
         "count and the first few paths (the JSON output lists all of them under `items`); the rules that read members say they "
         "cannot judge them instead of reporting what they define as unknown. `check --ref` reads a member through the submodule's "
-        "own checkout at the commit the ref records, so it gives the same verdict as `check` on the work tree.",
+        "own checkout at the commit the ref records, so it gives the same verdict as `check` on the work tree. `check --deep` does not "
+        "run uv then (uv fails on the missing members for that reason alone) and says so on stderr.",
         example="# .gitmodules: [submodule \"packages/member-lib\"] path = packages/member-lib\n"
         "# uv.lock: [manifest] members = [\"member-lib\", \"root-app\"]\n# packages/member-lib/: empty (not checked out)",
         fix="`git submodule update --init` (in GitHub Actions: `actions/checkout` with `submodules: true`), then check again.",
