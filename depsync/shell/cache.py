@@ -15,8 +15,11 @@ Like ruff's cache, the result is addressed by everything it was computed from:
   that became a symlink elsewhere does not match;
 - the Dockerfiles discovery could find (when no `dockerfiles` are configured): the bounded
   listing of depsync/dockerfile_scan.py is recomputed, so an added Dockerfile is a miss;
-- git facts, when the check used git: the commit `--ref` and the owner ref resolve to
-  (and the repository's top and prefix). A branch that moves is a different key.
+- git facts, when the check used git: what `--ref` and the owner ref resolve from (the loose
+  ref files git would read, the symbolic refs they name, packed-refs and config by their
+  stat, the repository's top and prefix), read from a plain `.git` directory without a git
+  process; in another layout (a worktree, a submodule, reftable, GIT_DIR) the commits git
+  resolves them to. A branch that moves is a different key.
 
 Two files per entry under $XDG_CACHE_HOME/depsync/check (default ~/.cache/depsync/check):
 `<k1>.m` lists, for one request k1, what to look at (paths, globs, refs); `<k2>.r` holds
@@ -228,12 +231,93 @@ def _git_state(root: str, ref: str) -> tuple[str, tuple[str, ...] | None]:
     return (ref, (lines[0], lines[1], lines[2] if code == 0 and len(lines) > 2 else ""))
 
 
+# what git reads to resolve a name (its DWIM rules), each a loose ref file or a packed-refs line
+_REF_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+# anything that sends git elsewhere than the `.git` directory found upwards: git is asked then
+_GIT_PLACES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE")
+
+
+def _plain_git_dir(root: str) -> tuple[str, str] | None:
+    """(the work tree's top, its `.git` directory) when git finds a plain `.git` directory at
+    root or above, with loose and packed refs; ("", "") when it finds none; None when it is
+    another layout (a worktree's or submodule's `.git` file, reftable, the environment's choice):
+    only git can say then."""
+    if any(os.environ.get(name) for name in _GIT_PLACES):
+        return None
+    folder = os.path.realpath(root)  # git starts from the real working directory
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.lexists(dot_git):
+            if os.path.islink(dot_git) or not os.path.isdir(dot_git) or os.path.lexists(os.path.join(dot_git, "reftable")):
+                return None
+            return folder, dot_git
+        if os.path.isfile(os.path.join(folder, "HEAD")) and os.path.isdir(os.path.join(folder, "refs")):
+            return None  # a bare repository (or a git dir itself): git's discovery stops here
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return "", ""
+        folder = parent
+
+
+def _ref_file(path: str) -> bytes | None:
+    """A loose ref's bytes (a commit id, or `ref: <name>`); None when there is none."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4096)  # a ref is 41 bytes; git itself reads no more than this of one
+    except (OSError, ValueError):  # absent, a directory (refs/heads/a when a/b exists), a NUL in the name
+        return None
+
+
+def _rewritten_whole(path: str) -> tuple[int, ...] | None:
+    """A file git rewrites whole (a lock file renamed over it: packed-refs, config) by its stat:
+    new contents are a new inode and new times; reading a large packed-refs would cost more
+    than asking git."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _refs_state(root: str, refs: list[str]) -> tuple[Any, ...] | None:
+    """What the refs resolve from, read from the files git reads (no git process: four of them
+    were most of a repeated check inside a repository): the loose ref file of each name git
+    would try, the symbolic refs they point to, packed-refs, the top and prefix, and who owns
+    `.git` (git refuses a repository another user owns). The same files resolve to the same
+    commits, so a moved ref is a miss. None: only git can say (see _plain_git_dir)."""
+    found = _plain_git_dir(root)
+    if found is None:
+        return None
+    top, git_dir = found
+    if not top:
+        return ("no repository",)
+    files: dict[str, bytes | None] = {}
+    pending = [rule.format(ref) for ref in refs for rule in _REF_RULES]  # refs may come from the repository's config: never a path out of .git
+    while pending and len(files) < 256:  # symbolic refs chain; a loop or a long chain stops here
+        name = pending.pop()
+        if name in files or ".." in name or name.startswith("/"):
+            continue
+        content = files[name] = _ref_file(os.path.join(git_dir, name))
+        if content is not None and content.startswith(b"ref: "):
+            pending.append(content[5:].strip().decode(errors="replace"))
+    try:
+        owner = os.stat(git_dir).st_uid
+    except OSError:
+        return None
+    prefix = os.path.relpath(os.path.realpath(root), top)
+    # config: core.worktree moves the top, an include or a safe.directory entry changes what git reads
+    whole = (_rewritten_whole(os.path.join(git_dir, "packed-refs")), _rewritten_whole(os.path.join(git_dir, "config")))
+    return (top, prefix, owner, os.geteuid(), sorted(files.items()), whole)
+
+
 def _state(manifest: dict[str, Any], seen: Known | None = None) -> bytes:
     root = manifest["root"]
     known = manifest.get("known")
     files = [_file_state(root, p, known if isinstance(known, dict) else None, int(manifest.get("known_at", 0)), seen) for p in manifest["files"]]
     globs = [_glob_state(root, p) for p in manifest["globs"]]
-    refs = [_git_state(root, r) for r in manifest["refs"]]
+    refs: Any = _refs_state(root, manifest["refs"]) if manifest["refs"] else ()
+    if refs is None:
+        refs = [_git_state(root, r) for r in manifest["refs"]]
     scanned = None
     if manifest.get("scan"):  # Dockerfile discovery: a Dockerfile (or a nested project) added later is a miss
         from depsync.shell.dockerfile_scan import scan

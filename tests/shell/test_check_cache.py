@@ -415,3 +415,83 @@ def test_a_plain_cold_check_imports_no_argparse(project: Path, cache_home: Path)
     modules = imported(project, "--format", "json", cache_home=cache_home)
     assert "depsync.commands.check" in modules  # it ran the check (a miss)
     assert "argparse" not in modules and "depsync.cli.parser" not in modules
+
+
+# -- the refs' state is read from .git, without a git process --------------------------------------
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = init_repo(tmp_path / "repo", {"pyproject.toml": PYPROJECT, "uv.lock": LOCK, "a.txt": "1"})
+    git(root, "branch", "dev")
+    return root
+
+
+REFS = ["HEAD", "dev", "origin/dev", "origin/main"]
+
+
+def test_a_plain_repository_needs_no_git_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _repo(tmp_path)
+    spawned: list[str] = []
+    monkeypatch.setattr(cache, "_git", lambda *a: spawned.append("git") or (1, ""))
+    (root / "sub").mkdir()
+    top = cache._refs_state(str(root), REFS)
+    below = cache._refs_state(str(root / "sub"), REFS)
+    assert top is not None and below is not None and top != below  # the prefix is part of it
+    assert spawned == []
+
+
+def test_every_way_a_ref_moves_changes_the_state(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    seen = [cache._refs_state(str(root), REFS)]
+
+    def moved() -> None:
+        state = cache._refs_state(str(root), REFS)
+        assert state not in seen
+        seen.append(state)
+
+    (root / "a.txt").write_text("2")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "two")  # HEAD's branch moves (a loose ref)
+    moved()
+    git(root, "branch", "-f", "dev", "HEAD")
+    moved()
+    git(root, "pack-refs", "--all")  # the same commits from packed-refs: a miss, never a wrong hit
+    moved()
+    git(root, "update-ref", "refs/remotes/origin/dev", "HEAD~1")  # a remote-tracking ref appears
+    moved()
+    git(root, "checkout", "-q", "dev")  # HEAD points at another branch
+    moved()
+    git(root, "checkout", "-q", "--detach", "HEAD~1")
+    moved()
+    assert cache._refs_state(str(root), REFS) == seen[-1]  # nothing moved: the same state
+
+
+def test_another_layout_is_left_to_git(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    linked = tmp_path / "linked"
+    git(root, "worktree", "add", "-q", str(linked), "dev")
+    assert cache._refs_state(str(linked), REFS) is None  # a worktree's .git is a file
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(root), str(bare))
+    assert cache._refs_state(str(bare), REFS) is None
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    assert cache._refs_state(str(outside), REFS) == ("no repository",)
+
+
+def test_a_replay_inside_a_repository_follows_a_moved_owner_ref(tmp_path: Path) -> None:
+    """End to end: protected paths make the owner ref part of the key; moving it is a miss."""
+    root = _repo(tmp_path)
+    cache_home = tmp_path / "cache"
+    (root / "pyproject.toml").write_text(PYPROJECT + '\n[tool.depsync]\nprotected-paths = ["uv.lock"]\nowner-ref = "dev"\n')
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "protect")
+    first = run(root, "--format", "json", cache_home=cache_home)
+    again = run(root, "--format", "json", cache_home=cache_home)
+    assert first.stdout == again.stdout
+    (root / "uv.lock").write_text(LOCK + "\n")
+    git(root, "commit", "-qam", "lock touched")
+    git(root, "branch", "-f", "dev", "HEAD~2")  # dev now lacks the commit that set up protection
+    moved = run(root, "--format", "json", cache_home=cache_home)
+    direct = run(root, "--format", "json", "--no-cache", cache_home=cache_home, module="depsync")
+    assert moved.stdout == direct.stdout
