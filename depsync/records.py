@@ -1,13 +1,14 @@
-"""Records: what depsync uses of @dataclass, with one compile per class.
+"""Records: what depsync uses of @dataclass, with at most one compile per class.
 
 On Python 3.11, dataclasses compiles each generated method on its own (six for a frozen
 class) and imports inspect; a cold `depsync check` defines ~45 classes before its first rule,
-and that was 25 ms of its ~150 ms (bench/bench_check.py). A record gets the same methods from
-one compiled text: __init__ (defaults and default factories), __repr__ (fields with
-repr=False left out), __eq__ and __hash__ over the fields with compare=True, the order methods
-with order=True, and, frozen (the default), __setattr__/__delattr__ that raise
-FrozenInstanceError. A method the class body defines itself is kept, as dataclasses keeps it.
-replace() and fields() work on records as dataclasses' do on dataclasses.
+and that was 25 ms of its ~150 ms (bench/bench_check.py). A record gets the same methods, and
+only __init__ is compiled, at the class's first instance: __init__ (defaults and default
+factories), __repr__ (fields with repr=False left out), __eq__ and __hash__ over the fields
+with compare=True, the order methods with order=True, and, frozen (the default),
+__setattr__/__delattr__ that raise FrozenInstanceError. A method the class body defines itself
+is kept, as dataclasses keeps it. replace() and fields() work on records as dataclasses' do on
+dataclasses.
 
     @record
     class Pin:
@@ -142,6 +143,22 @@ def _init(cls: type, specs: list[Field], frozen: bool) -> Callable[..., None]:
     return function
 
 
+def _init_on_first_use(cls: type, specs: list[Field], frozen: bool) -> Callable[..., None]:
+    """An __init__ that compiles the class's own on its first call and puts it in its place: a
+    run defines many more records than it makes (a cold check: 46 defined, about half made),
+    and the compile is most of what defining one costs."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        compiled = _init(cls, specs, frozen)
+        compiled.__qualname__ = f"{cls.__qualname__}.__init__"
+        if cls.__dict__.get("__init__") is __init__:
+            cls.__init__ = compiled  # type: ignore[misc]
+        compiled(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 def _build(cls: type[_T], frozen: bool, eq: bool, order: bool) -> type[_T]:
     specs = _collect(cls)
     for spec in specs:  # the class attribute stays the default (as dataclasses leaves it), never a Field
@@ -151,7 +168,7 @@ def _build(cls: type[_T], frozen: bool, eq: bool, order: bool) -> type[_T]:
             else:
                 setattr(cls, spec.name, spec.default)
     compared = [s.name for s in specs if s.compare]
-    methods: dict[str, Any] = {"__init__": _init(cls, specs, frozen), "__repr__": _repr}
+    methods: dict[str, Any] = {"__init__": _init_on_first_use(cls, specs, frozen), "__repr__": _repr}
     if eq:
         methods["__eq__"] = _eq
     if order:
