@@ -84,10 +84,25 @@ def _digest(*parts: bytes) -> bytes:
     return h.digest()
 
 
+_package_files: list[list[tuple[str, int, int]]] = []  # once per process: the code running is the code read
+
+
 def _code_fingerprint() -> bytes:
     """depsync's files (name, size, mtime) and the import path's directories (mtime)."""
     from depsync import __version__
 
+    if not _package_files:
+        _package_files.append(_package_file_stats())
+    paths: list[tuple[str, int]] = []
+    for item in sys.path:
+        try:
+            paths.append((item, os.stat(item or ".").st_mtime_ns))
+        except OSError:
+            paths.append((item, -1))
+    return marshal.dumps((__version__, sys.version, _package_files[0], paths))
+
+
+def _package_file_stats() -> list[tuple[str, int, int]]:
     # the whole package (this module sits in depsync/shell/): an edited rule must miss the cache
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     seen: list[tuple[str, int, int]] = []
@@ -106,13 +121,7 @@ def _code_fingerprint() -> bytes:
             elif entry.name.endswith((".py", ".so", ".pyd")):
                 stat = entry.stat()
                 seen.append((entry.path, stat.st_size, stat.st_mtime_ns))
-    paths: list[tuple[str, int]] = []
-    for item in sys.path:
-        try:
-            paths.append((item, os.stat(item or ".").st_mtime_ns))
-        except OSError:
-            paths.append((item, -1))
-    return marshal.dumps((__version__, sys.version, sorted(seen), paths))
+    return sorted(seen)
 
 
 def _environment() -> bytes:
