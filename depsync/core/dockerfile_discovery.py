@@ -20,12 +20,12 @@ decide() is pure: it gets the parsed Dockerfiles (or why one could not be read).
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from pathlib import PurePosixPath
 from typing import Literal
 
 from depsync.core import limits
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.core.model.dockerfile import Dockerfile, _escape_char
 from depsync.core.model.uv_commands import _UV_GLOBAL_VALUE, _UV_NOT_RUN, UvCommand
 from depsync.errors import DepsyncError
@@ -99,11 +99,11 @@ def runs_uv_on_project(dockerfile: Dockerfile) -> bool:
 
 # -- the raw text of a Dockerfile that does not parse ------------------------------------------------
 
-_INSTRUCTION = re.compile(r"[ \t]*(\w+)(?:[ \t]+(\w+))?")
+_INSTRUCTION = LazyPattern(r"[ \t]*(\w+)(?:[ \t]+(\w+))?")
 # `<<EOF`, `<<-"EOF"`; not a here-string (`<<<`)
-_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*([\"']?)([^\s\"'<>|&;()]+)\2")
+_HEREDOC = LazyPattern(r"(?<!<)<<(?!<)(-?)[ \t]*([\"']?)([^\s\"'<>|&;()]+)\2")
 # the words of a command, and what ends one: a shell operator or a newline that no escape continues
-_WORD = re.compile(r"(?<!\\)\n|[;&|()]+|[^\s\"',\[\]\\;&|()`]+")
+_WORD = LazyPattern(r"(?<!\\)\n|[;&|()]+|[^\s\"',\[\]\\;&|()`]+")
 _ENDS = frozenset("\n;&|()")
 # uv's global options before the subcommand (`uv -q --directory src sync`): real commands have a
 # few; the cap keeps `uv --directory uv --directory uv ...` from costing quadratic time

@@ -10,11 +10,13 @@ stretch of text is scanned more than a constant number of times. The old
 
 from __future__ import annotations
 
+import _thread  # its RLock; threading itself costs a cold check 1 ms to import
 import os
 import re
-import _thread  # its RLock; threading itself costs a cold check 1 ms to import
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
+
+from depsync.core.lazy_pattern import LazyPattern
 
 MASK = "***"
 
@@ -36,7 +38,7 @@ _SECRET_PARAM = re.compile(rf"(?<![^?&;{_D}])(?P<name>(?i:{_PARAM_NAME}))=[^&#{_
 
 # scp-like `user:password@host:path` at a token start; `git@host:path` has no password and
 # `image:tag@sha256:digest` is a Docker digest, not a credential.
-_SCP_PASSWORD = re.compile(
+_SCP_PASSWORD = LazyPattern(
     rf"(?<![^{_D}])(?P<user>[A-Za-z0-9_.-]+):[^{_D}/]+@(?!sha\d+:)(?P<host>[A-Za-z0-9_.-]+):"
 )
 

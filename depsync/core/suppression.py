@@ -23,14 +23,14 @@ uv.lock has no suppressions: it is generated, never edited by hand.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Sequence
 
 from depsync.core.findings import Finding, Severity
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.records import record
 
 RULE = "unused-suppression"
-_COMMENT = re.compile(r"#\s*depsync:\s*ignore\[([^\]\n]{0,400})\]")
+_COMMENT = LazyPattern(r"#\s*depsync:\s*ignore\[([^\]\n]{0,400})\]")
 _SHOWN = 60  # characters of an id quoted in a report
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.errors import DepsyncError
 
 # git transports that only move data; `ext::`, `fd::` and unknown helpers are refused
 GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
 GIT_ALLOW_PROTOCOL = ":".join(GIT_SCHEMES)  # for git's own GIT_ALLOW_PROTOCOL, a second lock on the same door
-_SCP_LIKE = re.compile(r"^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:(?!//)[A-Za-z0-9._~/-][^\s]*\Z")
+_SCP_LIKE = LazyPattern(r"^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:(?!//)[A-Za-z0-9._~/-][^\s]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+){1,3}(?:(?:a|b|rc)[0-9]+)?")
 # a full git object name: SHA-1 (40) or SHA-256 (64) hex; fullmatch, so `<sha>\n` is not one
@@ -59,7 +60,7 @@ def require_ref(ref: str) -> str:
 _DOMAIN_PART = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
 _DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[0-9A-Fa-f:]+\])(?::[0-9]+)?"
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_IMAGE_REFERENCE = re.compile(
+_IMAGE_REFERENCE = LazyPattern(
     rf"(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
     r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?",
     re.ASCII,

@@ -16,16 +16,16 @@ And for a CI log, which is no Markdown but is read for workflow commands: `log_l
 
 from __future__ import annotations
 
-import re
+from depsync.core.lazy_pattern import LazyPattern
 
 # C0 (tab and newline become spaces below), DEL, C1, and the bidirectional overrides that
 # make text display in another order than it is read
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_MARKDOWN = re.compile(r"([\\`*_\[\]|<>~&])")  # `(` and `!` need a `[` to matter: it is escaped
-_LINE_START = re.compile(r"^(\d{0,9})([.)+-]|#{1,6})(?= |$)")  # `1. `, `# `, `- `: a list or a heading when first
-_TICKS = re.compile(r"`+")
-_LINK = re.compile(r"https://[A-Za-z0-9._~/:%#+-]+(?:\.\.\.[A-Za-z0-9._~/+-]+)?")
-_MENTION = re.compile(r"(?<![A-Za-z0-9])@")  # after a letter or digit (an e-mail, `repo@rev`) it is none
+_CONTROL = LazyPattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_MARKDOWN = LazyPattern(r"([\\`*_\[\]|<>~&])")  # `(` and `!` need a `[` to matter: it is escaped
+_LINE_START = LazyPattern(r"^(\d{0,9})([.)+-]|#{1,6})(?= |$)")  # `1. `, `# `, `- `: a list or a heading when first
+_TICKS = LazyPattern(r"`+")
+_LINK = LazyPattern(r"https://[A-Za-z0-9._~/:%#+-]+(?:\.\.\.[A-Za-z0-9._~/+-]+)?")
+_MENTION = LazyPattern(r"(?<![A-Za-z0-9])@")  # after a letter or digit (an e-mail, `repo@rev`) it is none
 _WORD_JOINER = "\u2060"  # invisible; keeps `@team` from being read as a mention
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.records import record
 
 if TYPE_CHECKING:  # datetime costs a cold check 2 ms to import; only a project with a cutoff needs it
@@ -32,8 +33,8 @@ _UNITS = {
     "s": "seconds", "sec": "seconds", "secs": "seconds", "second": "seconds", "seconds": "seconds",
 }  # years and months: uv refuses them in configuration
 _FIELDS = ("weeks", "days", "hours", "minutes", "seconds")
-_FRIENDLY = re.compile(r"\s*(\d+)\s*([A-Za-z]+)\s*,?")
-_ISO = re.compile(r"^[+-]?P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$", re.IGNORECASE)
+_FRIENDLY = LazyPattern(r"\s*(\d+)\s*([A-Za-z]+)\s*,?")
+_ISO = LazyPattern(r"^[+-]?P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$", re.IGNORECASE)
 
 
 @record

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from depsync.core import limits
+from depsync.core.lazy_pattern import LazyPattern
 
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")", "{", "}")
 _PLAIN = re.compile(r"[^\s\\'\"$`#<>&|;(){}]+")  # characters with no meaning to the splitter
@@ -343,7 +344,7 @@ def assignment(word: Word) -> tuple[str, str] | None:
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SPECIAL = re.compile(r"[0-9@*#?$!-]")  # `$1`, `$@`, `$?`, ...: shell parameters with no value in a build
+_SPECIAL = LazyPattern(r"[0-9@*#?$!-]")  # `$1`, `$@`, `$?`, ...: shell parameters with no value in a build
 _SHELL_DOLLAR = re.compile(r"[$`]")
 # `${NAME<op>word}` operators the expander understands, longest first
 _OPS = (":-", ":=", ":+", ":?", "-", "=", "+", "?")

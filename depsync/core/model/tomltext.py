@@ -26,6 +26,7 @@ def last_parse(kind: str, path: str, text: str, parse: Callable[[], _Parsed]) ->
     _LAST[kind] = (path, text, parsed)
     return parsed
 
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.errors import DepsyncError
 
 CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
@@ -75,9 +76,9 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
 
 
 # tomllib up to 3.13 puts the position in the message only; 3.14 also has lineno/colno/msg
-_AT = re.compile(r"^(?P<msg>.*?) \((?:at line (?P<line>\d+), column (?P<column>\d+)|(?P<end>at end of document))\)$", re.DOTALL)
+_AT = LazyPattern(r"^(?P<msg>.*?) \((?:at line (?P<line>\d+), column (?P<column>\d+)|(?P<end>at end of document))\)$", re.DOTALL)
 _FRAME_WIDTH = 100  # at most this much of a source line around the column: a lock line can be megabytes
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def decode_error_position(exc: ValueError, text: str) -> tuple[str, int, int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
@@ -11,13 +10,14 @@ from urllib.parse import unquote
 from packaging.version import InvalidVersion, Version
 
 from depsync.core.findings import Finding
+from depsync.core.lazy_pattern import LazyPattern
 from depsync.core.model.lock import Lock, LockPackage
 from depsync.core.names import canonicalize_name, sdist_identity
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
 from depsync.core.trust import is_full_commit
 
-_HASH = re.compile(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})\Z")
+_HASH = LazyPattern(r"^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}|md5:[0-9a-f]{32})\Z")
 _FIX = "do not edit uv.lock by hand: restore it (git checkout) and run `depsync lock`"
 
 
