@@ -22,9 +22,9 @@ from depsync.shell import signals
 
 def command_module(name: str) -> Any:
     """depsync/cli/<name>.py: a command's options (register) and its run(args)."""
-    import importlib
-
-    return importlib.import_module(f"depsync.cli.{name}")
+    module = f"depsync.cli.{name}"
+    __import__(module)  # importlib's module itself costs a cold check more than this
+    return sys.modules[module]
 
 
 def print_traceback() -> None:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from depsync.threads import start_daemon
+
 if TYPE_CHECKING:
     from depsync.core.findings import Finding
     from depsync.core.lockdiff import PackageChange
@@ -38,8 +40,7 @@ class LockProgress:
 
     def __enter__(self) -> LockProgress:
         if self.tty:
-            self._ticker = threading.Thread(target=self._tick, name="depsync-status", daemon=True)
-            self._ticker.start()
+            self._ticker = start_daemon(self._tick, name="depsync-status")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,13 +9,14 @@ and replay a stale "consistent".
 
 from __future__ import annotations
 
-import glob
 import os
 
 
 def member_directories(root: str, pattern: str) -> list[tuple[str, bool]]:
     """(relative path, has a pyproject.toml) of each directory the pattern matches under root."""
     found = []
+    import glob  # only a workspace has member globs
+
     for hit in glob.glob(pattern, root_dir=root, recursive=True, include_hidden=True):
         full = os.path.join(root, hit)
         if os.path.isdir(full):

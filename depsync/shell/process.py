@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from depsync.core.streaming import LineSplitter
 from depsync.shell import signals
+from depsync.threads import start_daemon
 
 
 def run(
@@ -147,8 +147,7 @@ def stream(
             if rest is not None:
                 on_line(rest.decode(errors="replace").rstrip("\r"))
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        reader = start_daemon(read)
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         with signals.immediate():
@@ -186,8 +185,7 @@ def read_chunks(argv: Sequence[str], consume: Callable[[bytes], bool], *, cwd: P
             tail.extend(piece)
             del tail[: max(0, len(tail) - max_stderr)]
 
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    reader = start_daemon(drain)
     status: int | None = None
     try:
         assert child.stdout is not None

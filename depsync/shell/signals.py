@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from collections.abc import Iterator
 from typing import Any
 
-HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from depsync.threads import SIGNALS
+
+HANDLED = SIGNALS  # blocked in every thread depsync starts (depsync/threads.py): they reach the main thread
 
 
 class Interrupted(KeyboardInterrupt):
@@ -52,9 +53,10 @@ def _handle(signum: int, frame: Any) -> None:
 def install() -> dict[int, Any]:
     """Route SIGINT, SIGTERM and SIGHUP through the policy (main thread only); returns the
     handlers it replaced, for restore()."""
-    if threading.current_thread() is not threading.main_thread():
+    try:
+        return {signum: signal.signal(signum, _handle) for signum in HANDLED}
+    except ValueError:  # not the main thread, which alone may set handlers (the first one fails)
         return {}
-    return {signum: signal.signal(signum, _handle) for signum in HANDLED}
 
 
 def restore(previous: dict[int, Any]) -> None:

@@ -63,11 +63,20 @@ def load_config_from(reader: FileReader, overrides: CliOverrides) -> tuple[Confi
     return config, pyproject_path, text
 
 
+def _is_repository(root: Path) -> bool:
+    from depsync.shell import git
+
+    return git.is_repository(root)
+
+
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
     from depsync.core.model.lock import Lock
     from depsync.core.rules.inputs import CheckInputs
-    from depsync.shell import git
+    from depsync.shell.cache import has_git_dir
+
     if ref is not None:
+        from depsync.shell import git
+
         if not git.is_repository(root):
             raise DepsyncError(f"--ref needs a git repository, and {root} is not one")
         git.resolve(root, ref)
@@ -104,7 +113,9 @@ def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = Cl
     files = uv_project_files(reader, config, pyproject, lock)
 
     table = pyproject.depsync_config
-    repository = git.is_repository(root)  # asked once: outside a repository it is a git process each time
+    # asked once: outside a repository it is a git process each time; with no .git at all, not
+    # even git's module (and subprocess) is imported
+    repository = has_git_dir(str(root)) and _is_repository(root)
     # the owner's committed list counts too: a PR cannot unprotect a path by editing its own config
     owner_paths, owner_configured = _owner_protected_paths(root, config) if repository else ((), False)
     config = config.with_overrides(protected_paths=tuple(dict.fromkeys((*config.protected_paths, *owner_paths))))

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import socket
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ from depsync.shell.runners.engine import (
     as_engine_lost,
 )
 from depsync.shell.runners.protocol import LineSink
+from depsync.threads import start_daemon
 
 WORKDIR = "/workspace"
 
@@ -282,8 +282,8 @@ class ContainerRun:
             waiter = engine.open_stream("POST", f"/containers/{container}/wait", params={"condition": "removed"}, timeout=timeout)
             try:
                 lines = Tail()
-                reader = threading.Thread(target=_pump, args=(attach.reader, lines, on_line, self.secrets, transform), daemon=True)
-                reader.start()
+                # the main thread waits below in one long read: a signal must reach it, not this reader
+                reader = start_daemon(_pump, attach.reader, lines, on_line, self.secrets, transform)
                 self.step = f"starting {what}"
                 try:
                     engine.call("POST", f"/containers/{container}/start")

@@ -12,6 +12,7 @@ from typing import Any
 from depsync.core.redact import redact
 from depsync.errors import DepsyncError
 from depsync.shell.runners.endpoint import Endpoint, discover_endpoint
+from depsync.threads import start_timer
 
 REQUEST_TIMEOUT = 30  # s, for one engine request that is not a wait
 
@@ -187,10 +188,7 @@ class _Connection:
             except OSError:
                 pass
 
-        timer = threading.Timer(seconds, expire)
-        timer.daemon = True
-        timer.start()
-        return timer
+        return start_timer(seconds, expire)
 
     def close(self) -> None:
         """Shut down first: a thread blocked reading this connection returns."""

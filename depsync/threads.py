@@ -1,0 +1,44 @@
+"""Threads that never take the process's signals.
+
+The kernel hands a signal sent to the process to any thread that does not block it. CPython
+runs the handler in the main thread, but only when that thread next runs Python code. When the
+signal goes to a reader thread while the main thread is blocked in a long socket read (waiting
+for a lock container to end), the handler does not run until that read returns, so
+`depsync lock` could ignore a SIGTERM until its container was done. SIGINT, SIGTERM and SIGHUP
+are blocked in every thread started here, so they always reach the main thread, and
+depsync.shell.signals acts on them there.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the ones depsync.shell.signals handles
+
+
+def start_daemon(target: Callable[..., Any], *args: Any, name: str | None = None) -> threading.Thread:
+    """A started daemon thread running target(*args), with SIGNALS blocked in it."""
+    return _started(threading.Thread(target=target, args=args, name=name, daemon=True))
+
+
+def start_timer(seconds: float, function: Callable[[], Any]) -> threading.Timer:
+    """A started daemon timer calling function after seconds (cancel() stops it), with SIGNALS
+    blocked in its thread: every engine request arms one, so one is nearly always there."""
+    timer = threading.Timer(seconds, function)
+    timer.daemon = True
+    return _started(timer)
+
+
+_Thread = TypeVar("_Thread", bound=threading.Thread)
+
+
+def _started(thread: _Thread) -> _Thread:
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        thread.start()  # a new thread starts with its creator's mask; one arriving meanwhile waits
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return thread
