@@ -12,27 +12,33 @@ depsync.shell.signals acts on them there.
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # imported where a thread starts: shell/signals imports this module on every run
+    import threading
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the ones depsync.shell.signals handles
 
 
 def start_daemon(target: Callable[..., Any], *args: Any, name: str | None = None) -> threading.Thread:
     """A started daemon thread running target(*args), with SIGNALS blocked in it."""
+    import threading
+
     return _started(threading.Thread(target=target, args=args, name=name, daemon=True))
 
 
 def start_timer(seconds: float, function: Callable[[], Any]) -> threading.Timer:
     """A started daemon timer calling function after seconds (cancel() stops it), with SIGNALS
     blocked in its thread: every engine request arms one, so one is nearly always there."""
+    import threading
+
     timer = threading.Timer(seconds, function)
     timer.daemon = True
     return _started(timer)
 
 
-_Thread = TypeVar("_Thread", bound=threading.Thread)
+_Thread = TypeVar("_Thread", bound="threading.Thread")
 
 
 def _started(thread: _Thread) -> _Thread:

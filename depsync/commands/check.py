@@ -256,7 +256,6 @@ def with_image(inputs: CheckInputs, options: CheckOptions) -> CheckInputs:
 
 def render(findings: list[Finding], output_format: str, project: str, root: Path | None = None, dockerfiles: int | None = None, image: dict[str, object] | None = None) -> str:
     from depsync.report.findings import to_github, to_json, to_plain
-    from depsync.shell.git import repository_prefix
 
     if output_format == "sarif":  # depsync/report/sarif.py: paths relative to the repository root
         from depsync.report.sarif import to_sarif
@@ -266,10 +265,13 @@ def render(findings: list[Finding], output_format: str, project: str, root: Path
     if output_format == "json":
         return to_json(findings, project=project, image=image) + "\n"
     if output_format == "github":  # GitHub resolves annotation paths from the repository root
+        from depsync.shell.git import repository_prefix  # only these formats need the repository
+
         text = to_github(findings, prefix=repository_prefix(root or Path(".")))
         return text + "\n" if text else ""
     if output_format == "gitlab":
         from depsync.report.gitlab import to_gitlab
+        from depsync.shell.git import repository_prefix
 
         return to_gitlab(findings, prefix=repository_prefix(root or Path("."))) + "\n"
     return to_plain(findings, project=project, dockerfiles=dockerfiles)

@@ -287,11 +287,13 @@ def _protected(
     (`main` for `origin/main`, or a commit of its history) is not compared: its protected
     files are its own, and a pre-commit hook on main must not fail there."""
     from depsync.core.rules.inputs import ProtectedFile
-    from depsync.shell import git
+
     if not config.protected_paths:
         return (), "", ""
     if not repository:
         return (), "", ""  # nothing to compare with: not a finding
+    from depsync.shell import git
+
     try:
         git.resolve(root, config.owner_ref)
     except DepsyncError:
