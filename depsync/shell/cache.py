@@ -40,6 +40,8 @@ import os
 import sys
 import time
 
+from depsync.shell.git_files import REF_RULES, has_git_dir, plain_git_dir, ref_file
+
 TYPE_CHECKING = False  # typing itself is not imported on the replay path
 if TYPE_CHECKING:
     from typing import Any
@@ -188,21 +190,6 @@ def _glob_state(root: str, pattern: str) -> tuple[str, tuple[tuple[str, bool], .
     return (pattern, tuple(member_directories(root, pattern)))
 
 
-def has_git_dir(root: str) -> bool:
-    """Is there a `.git` in root or above it? Without one (and without GIT_DIR) git finds no
-    repository, so the answer needs no git process (git.is_repository asks this too)."""
-    if os.environ.get("GIT_DIR"):
-        return True
-    folder = os.path.abspath(root)
-    while True:
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return True
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
-
-
 def _git(root: str, args: list[str]) -> tuple[int, str]:
     """Run git with stdout captured, without importing subprocess (the replay's import budget)."""
     read, write = os.pipe()
@@ -240,43 +227,6 @@ def _git_state(root: str, ref: str) -> tuple[str, tuple[str, ...] | None]:
     return (ref, (lines[0], lines[1], lines[2] if code == 0 and len(lines) > 2 else ""))
 
 
-# what git reads to resolve a name (its DWIM rules), each a loose ref file or a packed-refs line
-_REF_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
-# anything that sends git elsewhere than the `.git` directory found upwards: git is asked then
-_GIT_PLACES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE")
-
-
-def _plain_git_dir(root: str) -> tuple[str, str] | None:
-    """(the work tree's top, its `.git` directory) when git finds a plain `.git` directory at
-    root or above, with loose and packed refs; ("", "") when it finds none; None when it is
-    another layout (a worktree's or submodule's `.git` file, reftable, the environment's choice):
-    only git can say then."""
-    if any(os.environ.get(name) for name in _GIT_PLACES):
-        return None
-    folder = os.path.realpath(root)  # git starts from the real working directory
-    while True:
-        dot_git = os.path.join(folder, ".git")
-        if os.path.lexists(dot_git):
-            if os.path.islink(dot_git) or not os.path.isdir(dot_git) or os.path.lexists(os.path.join(dot_git, "reftable")):
-                return None
-            return folder, dot_git
-        if os.path.isfile(os.path.join(folder, "HEAD")) and os.path.isdir(os.path.join(folder, "refs")):
-            return None  # a bare repository (or a git dir itself): git's discovery stops here
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return "", ""
-        folder = parent
-
-
-def _ref_file(path: str) -> bytes | None:
-    """A loose ref's bytes (a commit id, or `ref: <name>`); None when there is none."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(4096)  # a ref is 41 bytes; git itself reads no more than this of one
-    except (OSError, ValueError):  # absent, a directory (refs/heads/a when a/b exists), a NUL in the name
-        return None
-
-
 def _rewritten_whole(path: str) -> tuple[int, ...] | None:
     """A file git rewrites whole (a lock file renamed over it: packed-refs, config) by its stat:
     new contents are a new inode and new times; reading a large packed-refs would cost more
@@ -293,20 +243,20 @@ def _refs_state(root: str, refs: list[str]) -> tuple[Any, ...] | None:
     were most of a repeated check inside a repository): the loose ref file of each name git
     would try, the symbolic refs they point to, packed-refs, the top and prefix, and who owns
     `.git` (git refuses a repository another user owns). The same files resolve to the same
-    commits, so a moved ref is a miss. None: only git can say (see _plain_git_dir)."""
-    found = _plain_git_dir(root)
+    commits, so a moved ref is a miss. None: only git can say (see git_files.plain_git_dir)."""
+    found = plain_git_dir(root)
     if found is None:
         return None
     top, git_dir = found
     if not top:
         return ("no repository",)
     files: dict[str, bytes | None] = {}
-    pending = [rule.format(ref) for ref in refs for rule in _REF_RULES]  # refs may come from the repository's config: never a path out of .git
+    pending = [rule.format(ref) for ref in refs for rule in REF_RULES]  # refs may come from the repository's config: never a path out of .git
     while pending and len(files) < 256:  # symbolic refs chain; a loop or a long chain stops here
         name = pending.pop()
         if name in files or ".." in name or name.startswith("/"):
             continue
-        content = files[name] = _ref_file(os.path.join(git_dir, name))
+        content = files[name] = ref_file(os.path.join(git_dir, name))
         if content is not None and content.startswith(b"ref: "):
             pending.append(content[5:].strip().decode(errors="replace"))
     try:

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import atexit
 import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from depsync.core.redact import redact
 from depsync.core.trust import project_relative, require_ref
 from depsync.errors import DepsyncError
 from depsync.records import record
-from depsync.shell import process, signals
+from depsync.shell import git_files
 
-if TYPE_CHECKING:  # reconcile's history model: a check imports this module for is_repository only
+if TYPE_CHECKING:  # a check in a clone without the owner ref asks the files only: no subprocess
+    import subprocess
+
     from depsync.core.sync.squashed import HistoryCommit
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    from depsync.core.redact import redact
+    from depsync.shell import process
+
     try:
         result = process.run(["git", "-C", str(root), *args])
     except FileNotFoundError:
@@ -44,6 +47,10 @@ class Session:
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._batch is None or self._batch.poll() is not None:
+            import subprocess
+
+            from depsync.shell import signals
+
             with signals.deferred():  # a signal between fork and here would lose track of the child
                 self._batch = subprocess.Popen(
                     ["git", "-C", str(self.root), "cat-file", "--batch"],
@@ -87,6 +94,10 @@ class Session:
     def close(self) -> None:
         batch, self._batch = self._batch, None
         if batch is not None:
+            import subprocess
+
+            from depsync.shell import signals
+
             with signals.deferred():
                 try:
                     batch.kill()
@@ -133,10 +144,10 @@ atexit.register(forget)
 
 
 def is_repository(root: Path) -> bool:
-    from depsync.shell.cache import has_git_dir  # the cache's replay asks the same, before git is imported
-
-    if not has_git_dir(str(root)):
+    if not git_files.has_git_dir(str(root)):
         return False  # git would look in the same folders and find nothing: no process for that
+    if git_files.is_repository(str(root)):
+        return True  # a plain `.git` git would open: the session starts when something is read
     try:
         session(root)
         return True
@@ -151,7 +162,8 @@ def toplevel(root: Path) -> Path:
 def resolve(root: Path, ref: str) -> str:
     """Full commit of ref; a clear error when it does not exist (or could be read as an option)."""
     require_ref(ref)
-    found = session(root).object(f"{ref}^{{commit}}")
+    # most clones CI makes have no owner ref: the files say so without starting git
+    found = None if git_files.ref_absent(str(root), ref) else session(root).object(f"{ref}^{{commit}}")
     if found is None or found[1] != "commit":
         raise DepsyncError(f"git ref {ref!r} not found (fetch it, e.g. `git fetch origin`, or name another ref)")
     return found[0]
@@ -253,7 +265,9 @@ def commit_writes(root: Path, exclude: str, tip: str, *, first_parent: bool = Fa
 
     Bounded three ways: max_count commits, max_files paths read of one commit (the rest counted
     in its `files_cut`), and max_paths kept over all commits (the read stops there)."""
+    from depsync.core.redact import redact
     from depsync.core.sync.raw_log import FORMAT, RawLogReader
+    from depsync.shell import process
 
     require_ref(exclude)
     require_ref(tip)
@@ -296,6 +310,9 @@ def raw_diff(root: Path, old: str, new: str, *, max_paths: int = 20_000,
     """{path: new's blob, None when new has no file there} of the files that differ between two
     commits (gitlinks left out; paths `keep` refuses dropped while reading), and whether
     max_paths cut it: one `git diff --raw -z`, read as it comes."""
+    from depsync.core.redact import redact
+    from depsync.shell import process
+
     require_ref(old)
     require_ref(new)
     found: dict[str, str | None] = {}
@@ -341,6 +358,7 @@ def describe_ref(root: Path, commit: str) -> str:
 
 def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] = ("ours", "base", "theirs")) -> tuple[str, bool]:
     """git's own three-way text merge of three versions: (result with markers if any, clean)."""
+    import subprocess
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="depsync-merge-") as tmp:

@@ -72,7 +72,7 @@ def _is_repository(root: Path) -> bool:
 def load_inputs(root: Path, ref: str | None = None, overrides: CliOverrides = CliOverrides()) -> CheckInputs:
     from depsync.core.model.lock import Lock
     from depsync.core.rules.inputs import CheckInputs
-    from depsync.shell.cache import has_git_dir
+    from depsync.shell.git_files import has_git_dir
 
     if ref is not None:
         from depsync.shell import git

@@ -68,8 +68,10 @@ def test_a_hit_imports_only_the_cache(project: Path, cache_home: Path) -> None:
     assert run(project, "--format", "json", cache_home=cache_home).returncode == 0  # renders once more, kept
     modules = imported(project, "--format", "json", cache_home=cache_home)
     assert "depsync.shell.cache" in modules
-    # dockerfile_scan (os only): the replay lists the Dockerfiles discovery could find
-    assert {m for m in modules if m.startswith("depsync")} <= {"depsync", "depsync.shell", "depsync.shell.cache", "depsync.entry", "depsync.shell.dockerfile_scan"}
+    # dockerfile_scan (os only): the replay lists the Dockerfiles discovery could find; git_files
+    # (os only): the refs' state read from `.git`
+    allowed = {"depsync", "depsync.shell", "depsync.shell.cache", "depsync.entry", "depsync.shell.dockerfile_scan", "depsync.shell.git_files"}
+    assert {m for m in modules if m.startswith("depsync")} <= allowed
     heavy = {"argparse", "dataclasses", "packaging", "rich", "json", "tomllib", "subprocess", "pathlib", "typing"}
     assert not modules & heavy - _startup_modules()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from depsync.shell import git
-from depsync.shell.cache import has_git_dir
+from depsync.shell.git_files import has_git_dir
 
 
 def _init(repo: Path) -> Path:
