@@ -6,6 +6,7 @@ import gc
 import re
 from typing import Any
 
+from depsync.core.model.lock_wheels import CanonicalWheels, parse_lock_text
 from depsync.core.model.requirements import (
     Req,
     Source,
@@ -55,7 +56,7 @@ class Lock:
 
     @classmethod
     def _build(cls, text: str, path: str) -> Lock:
-        data = parse_toml(text, path)
+        data = parse_lock_text(text, lambda toml: parse_toml(toml, path))
         raw_packages = data.get("package", [])
         if not isinstance(raw_packages, list):
             raise DepsyncError("`package` must be an array of tables", path)
@@ -187,7 +188,7 @@ def _validate_package(raw: dict[str, Any], where: str) -> None:
     for section in ("optional-dependencies", "dev-dependencies"):
         if section in raw:
             _groups(raw[section], f"package {name} {section}", where)
-    if "wheels" in raw:
+    if "wheels" in raw and not isinstance(raw["wheels"], CanonicalWheels):  # uv's own lines are tables
         _tables(raw["wheels"], f"package {name} wheels", where)
     if "sdist" in raw and not isinstance(raw["sdist"], dict):
         _fail(f"package {name}: sdist must be a table", where)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 from depsync.core.findings import Finding
 from depsync.core.lazy_pattern import LazyPattern
 from depsync.core.model.lock import Lock, LockPackage
+from depsync.core.model.lock_wheels import CanonicalWheels
 from depsync.core.names import canonicalize_name, sdist_identity
 from depsync.core.rules.inputs import CheckInputs
 from depsync.core.rules.registry import RULES
@@ -105,10 +106,14 @@ def all_plain_sha256(digests: list[Any]) -> bool:
     return joined.encode().translate(None, _HEX_DIGITS + b"\n") == b"sh:" * count
 
 
-def wheels_named(wheels: list[Any], prefix: str) -> bool:
+def wheels_named(wheels: Sequence[Any], prefix: str) -> bool:
     """Does every wheel's file name (the last part of its URL, with no query, fragment or
     escapes to undo) start with prefix (wheel_prefix: this name and version) and end in
     `-tag-tag.whl`? One plain pass (no split, no normalizing); False says only "test each one"."""
+    if isinstance(wheels, CanonicalWheels):  # uv's own lines: the names without the tables
+        names = wheels.plain_file_names()
+        return names is not None and _named(names, prefix)
+    names = []
     for wheel in wheels:
         try:
             if "filename" in wheel:
@@ -118,28 +123,45 @@ def wheels_named(wheels: list[Any], prefix: str) -> bool:
             return False
         if not isinstance(url, str) or "#" in url or "?" in url or "%" in url or "\n" in url:
             return False
-        name = url.rpartition("/")[2]
-        # the prefix has 2 dashes (the name has none, the version none), the tags 2 more
+        names.append(url.rpartition("/")[2])
+    return _named(names, prefix)
+
+
+def _named(names: list[str], prefix: str) -> bool:
+    # the prefix has 2 dashes (the name has none, the version none), the tags 2 more
+    for name in names:
         if not (name.startswith(prefix) and name.endswith(".whl") and name.count("-") >= 4):
             return False
     return True
 
 
 def _artifacts(package: LockPackage) -> list[Any]:
+    """The artifacts whose hashes are still to test: uv's own wheel lines (CanonicalWheels)
+    have well-formed ones by their pattern, so they are not listed."""
     raw = package.raw
-    artifacts = list(raw.get("wheels", []) or [])
+    wheels = raw.get("wheels", []) or []
+    artifacts = [] if isinstance(wheels, CanonicalWheels) else list(wheels)
     if isinstance(raw.get("sdist"), dict):
         artifacts.append(raw["sdist"])
     return artifacts
 
 
 def _check_artifacts(lock: Lock, package: LockPackage, artifacts: list[Any], hashes_checked: bool) -> Iterator[Finding]:
-    if hashes_checked:
-        # the common package: its wheels are all named for it, so only its sdist is left to test
-        prefix = wheel_prefix(package.name, package.version)
-        wheels = package.raw.get("wheels") or []
-        if prefix is not None and len(artifacts) - len(wheels) <= 1 and wheels_named(wheels, prefix):
-            artifacts = artifacts[len(wheels) :]
+    """Findings on package's artifacts: the listed ones (hashes_checked: their digests were all
+    found plain already) and the names of uv's own wheel lines (their digests are plain)."""
+    wheels = package.raw.get("wheels") or []
+    canonical = wheels if isinstance(wheels, CanonicalWheels) else None
+    listed_wheels = 0 if canonical is not None else len(wheels)
+    prefix = wheel_prefix(package.name, package.version)
+    if canonical is not None and not (prefix is not None and wheels_named(canonical, prefix)):
+        yield from _each_artifact(lock, package, list(canonical), True)  # each name on its own; no hash to test
+    # the common package: its wheels are all named for it, so only its sdist is left to test
+    if hashes_checked and listed_wheels and prefix is not None and len(artifacts) - listed_wheels <= 1 and wheels_named(artifacts[:listed_wheels], prefix):
+        artifacts = artifacts[listed_wheels:]
+    yield from _each_artifact(lock, package, artifacts, hashes_checked)
+
+
+def _each_artifact(lock: Lock, package: LockPackage, artifacts: list[Any], hashes_checked: bool) -> Iterator[Finding]:
     for artifact in artifacts:
         if not isinstance(artifact, dict):
             continue
