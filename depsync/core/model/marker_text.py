@@ -17,7 +17,7 @@ two together on generated markers and on every marker of the corpora).
 from __future__ import annotations
 
 import re
-from typing import Union
+from typing import TYPE_CHECKING
 
 from depsync.core.names import canonicalize_name
 
@@ -44,7 +44,10 @@ _MAX_NESTING = 200  # packaging's bound on parentheses
 # groups and "and"/"or" words, as packaging's parser nests them
 _Side = tuple[str, str]
 _Item = tuple[_Side, str, _Side]
-_Group = list[Union[_Item, str, "_Group"]]
+if TYPE_CHECKING:  # a recursive alias is a ForwardRef, compiled when made: for the type checker only
+    from typing import Union
+
+    _Group = list[Union[_Item, str, "_Group"]]
 
 
 class _Unread(Exception):
