@@ -209,3 +209,16 @@ def test_integrity_reads_kept_blocks_as_it_reads_tables(version: str, names: lis
         return [(f.rule, f.message) for f in integrity.check(CheckInputs(Config(), pyproject, of)) if f.rule.startswith("lock-")]
 
     assert findings(kept) == findings(parsed)
+
+
+def test_kept_blocks_copy_and_compare_as_lists() -> None:
+    import copy
+    import pickle
+
+    data = parse_lock_text(lock(package("a", wheels("a", 3))), rtoml.loads)
+    kept = data["package"][0]["wheels"]
+    assert copy.deepcopy(data) == data and pickle.loads(pickle.dumps(data)) == data
+    assert kept == list(kept) and list(kept) == kept and kept != list(kept)[:2] and len(kept) == 3
+    assert kept[-1] == list(kept)[-1] and kept[:1] == list(kept)[:1]
+    with pytest.raises(TypeError):
+        hash(kept)

@@ -45,10 +45,11 @@ class CanonicalWheels(Sequence[dict[str, Any]]):
     """A `wheels` array uv wrote, kept as its lines: the tables are made when asked for. Every
     digest is `sha256:` and 64 lowercase hex digits, every entry a table with a string url."""
 
-    __slots__ = ("_tables", "text")
+    __slots__ = ("_count", "_tables", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, count: int | None = None) -> None:
         self.text = text  # the wheel lines, each ending in a newline
+        self._count = text.count("\n") if count is None else count
         self._tables: list[dict[str, Any]] | None = None
 
     def tables(self) -> list[dict[str, Any]]:
@@ -74,7 +75,7 @@ class CanonicalWheels(Sequence[dict[str, Any]]):
         return [url.rpartition("/")[2] for url in _URL.findall(text)]
 
     def __len__(self) -> int:
-        return self.text.count("\n")
+        return self._count
 
     def __getitem__(self, index: Any) -> Any:
         return self.tables()[index]
@@ -96,7 +97,7 @@ class CanonicalWheels(Sequence[dict[str, Any]]):
         return repr(self.tables())
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (CanonicalWheels, (self.text,))
+        return (CanonicalWheels, (self.text, self._count))
 
 
 def parse_lock_text(text: str, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
@@ -105,15 +106,16 @@ def parse_lock_text(text: str, parse: Callable[[str], dict[str, Any]]) -> dict[s
     if '"""' in text or "'''" in text:  # a multi-line string could hold a line that looks like a block
         return parse(text)
     nonce = os.urandom(12).hex()  # a text cannot spell a sentinel it cannot know
-    blocks: list[str] = []
+    blocks: list[tuple[str, int]] = []
     parts: list[str] = []
     position = 0
     for match in _BLOCK.finditer(text):
         start, end = match.span(1)
         body = match.group(1)
+        lines = body.count("\n")
         parts.append(text[position:start])
-        parts.append(f'"{nonce}:{len(blocks)}",' + "\n" * body.count("\n"))
-        blocks.append(body)
+        parts.append(f'"{nonce}:{len(blocks)}",' + "\n" * lines)
+        blocks.append((body, lines))
         position = end
     if not blocks:
         return parse(text)
@@ -128,7 +130,7 @@ def parse_lock_text(text: str, parse: Callable[[str], dict[str, Any]]) -> dict[s
     return parse(text)
 
 
-def _put_back(data: dict[str, Any], blocks: list[str], nonce: str) -> bool:
+def _put_back(data: dict[str, Any], blocks: list[tuple[str, int]], nonce: str) -> bool:
     """Replace each sentinel array of a [[package]]'s wheels by its block; False unless every
     block is put back exactly once, there."""
     packages = data.get("package")
@@ -144,6 +146,6 @@ def _put_back(data: dict[str, Any], blocks: list[str], nonce: str) -> bool:
             index = int(wheels[0][len(prefix) :])
             if index != placed:  # blocks are cut in file order and packages come in file order
                 return False
-            package["wheels"] = CanonicalWheels(blocks[index])
+            package["wheels"] = CanonicalWheels(*blocks[index])
             placed += 1
     return placed == len(blocks)
