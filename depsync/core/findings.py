@@ -106,17 +106,24 @@ def _stem(name: str) -> str:
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """The candidate a near-miss name most likely meant: the same package for another CUDA
     (or CPU) build first, then the closest spelling; None when nothing is close."""
-    import difflib
-
     pool = sorted(set(candidates) - {name})
     stem = _stem(name)
     same_stem = [c for c in pool if _stem(c) == stem]
     if same_stem:
+        import difflib
+
         return max(same_stem, key=lambda c: difflib.SequenceMatcher(None, name, c).ratio())
-    # 0.8, not difflib's 0.6: at 0.6 `torchvision` "means" `torch`, which is another package
-    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.8)
-    if close:
-        return close[0]
+    # 0.8, not difflib's 0.6: at 0.6 `torchvision` "means" `torch`, which is another package.
+    # difflib's first test (real_quick_ratio: the lengths alone) is made here, without a
+    # SequenceMatcher per name: the same answer, and no difflib when no name is near in length
+    size = len(name)
+    near = [c for c in pool if 2.0 * min(size, len(c)) / (size + len(c)) >= 0.8]
+    if near:
+        import difflib
+
+        close = difflib.get_close_matches(name, near, n=1, cutoff=0.8)
+        if close:
+            return close[0]
     letters = sorted(name.lower())
     swapped = [c for c in pool if sorted(c.lower()) == letters]  # a transposition: `dve` for `dev`
     return swapped[0] if swapped else None

@@ -222,3 +222,24 @@ def test_kept_blocks_copy_and_compare_as_lists() -> None:
     assert kept[-1] == list(kept)[-1] and kept[:1] == list(kept)[:1]
     with pytest.raises(TypeError):
         hash(kept)
+
+
+@pytest.mark.parametrize(
+    "urls",
+    [
+        ["a-1.0-py3-none-any.whl"],  # no `/`: the name is not read from the text
+        ["https://x.invalid/a-1.0-py3-none-any.whl", "b.whl"],
+        ["https://x.invalid/p/a-1.0-py3-none-any.whl", "https://x.invalid/a-1.0-cp311-cp311-linux_x86_64.whl"],
+    ],
+)
+def test_file_names_are_the_last_parts_of_the_urls(urls: list[str]) -> None:
+    # an upload time that holds a `/` and a name of the package cannot lend it to a url without one
+    lines = "".join(f'    {{ url = "{u}", hash = "{HASH}", size = 1, upload-time = "x/a-1.0-py3-none-any.whl" }},\n' for u in urls)
+    data = parse_lock_text(lock(package("a", f"wheels = [\n{lines}]\n")), rtoml.loads)
+    kept = data["package"][0]["wheels"]
+    assert isinstance(kept, CanonicalWheels)
+    names = kept.plain_file_names()
+    if all("/" in u for u in urls):
+        assert names == [u.rpartition("/")[2] for u in urls]
+    else:
+        assert names is None

@@ -38,7 +38,6 @@ _BLOCK = LazyPattern(rf"\nwheels = \[\n((?:{_LINE})+)\](?=\n|\Z)")
 _FIELDS = LazyPattern(
     r'    \{ url = "([^"]*)", hash = "([^"]*)"(?:, size = ([0-9]+))?(?:, upload-time = "([^"]*)")? \},\n'
 )
-_URL = LazyPattern(r'    \{ url = "([^"]*)"')  # once a line: no value of a block holds a quote
 
 
 class CanonicalWheels(Sequence[dict[str, Any]]):
@@ -72,7 +71,11 @@ class CanonicalWheels(Sequence[dict[str, Any]]):
         text = self.text
         if "?" in text or "#" in text or "%" in text:
             return None
-        return [url.rpartition("/")[2] for url in _URL.findall(text)]
+        # each line has one `", hash = "` (no value holds a quote): the piece before it ends in
+        # the url, whose last part is after the piece's last `/`, unless the url has none (then
+        # the part reaches back over its opening quote)
+        names = [piece.rpartition("/")[2] for piece in text.split('", hash = "')[:-1]]
+        return None if '"' in "".join(names) else names
 
     def __len__(self) -> int:
         return self._count
