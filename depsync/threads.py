@@ -6,7 +6,10 @@ signal goes to a reader thread while the main thread is blocked in a long socket
 for a lock container to end), the handler does not run until that read returns, so
 `depsync lock` could ignore a SIGTERM until its container was done. SIGINT, SIGTERM and SIGHUP
 are blocked in every thread started here, so they always reach the main thread, and
-depsync.shell.signals acts on them there.
+depsync.shell.signals acts on them there. The same holds for the threads an extension module
+starts itself: the `dockerfile` package (BuildKit's parser, in Go) starts the Go runtime's
+threads when it is imported, and they take the mask of the importing thread, so it is imported
+with SIGNALS blocked (`import_buildkit()`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where a thread starts: shell/signals imports this module on every run
     import threading
+    from types import ModuleType
     from typing import TypeVar
 
     # for the type checker only: a string bound is a ForwardRef, compiled when made (1.5 ms a run)
@@ -49,3 +53,20 @@ def _started(thread: _Thread) -> _Thread:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return thread
+
+
+def import_buildkit() -> ModuleType:
+    """The `dockerfile` package, first imported with SIGNALS blocked: the Go runtime it starts
+    keeps that mask in every thread it makes (measured: SigBlk 0x4003 in each), where a signal
+    taken by one of them would wait for the main thread's next Python code (a Ctrl-C during
+    `depsync lock` unanswered until the lock container ended)."""
+    import sys
+
+    module = sys.modules.get("dockerfile")
+    if module is None:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        try:
+            import dockerfile as module
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return module

@@ -39,3 +39,29 @@ def test_a_timer_blocks_them_too_and_still_fires_and_cancels() -> None:
     cancelled.cancel()
     cancelled.join(5)
     assert not cancelled.is_alive()
+
+
+def test_the_go_runtime_of_buildkits_parser_never_takes_them() -> None:
+    """The `dockerfile` package starts Go's threads when it is imported: in a fresh interpreter,
+    after a parse through depsync, every thread but the main one blocks SIGNALS, and the main
+    thread blocks none (a real process, its threads read from /proc)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import os, signal\n"
+        "from depsync.core.model.dockerfile import Dockerfile\n"
+        "Dockerfile.from_text('FROM python:3.12\\nRUN uv sync --locked\\n')\n"
+        "main = str(os.getpid())\n"
+        "for task in sorted(os.listdir('/proc/self/task')):\n"
+        "    status = open(f'/proc/self/task/{task}/status').read()\n"
+        "    mask = int(next(l for l in status.splitlines() if l.startswith('SigBlk:')).split()[1], 16)\n"
+        "    print(task == main, mask)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    rows = [line.split() for line in result.stdout.splitlines()]
+    wanted = sum(1 << (int(s) - 1) for s in SIGNALS)
+    others = [int(mask) for is_main, mask in rows if is_main == "False"]
+    assert others, "the Go runtime started no thread: this test sees nothing"
+    assert all(mask & wanted == wanted for mask in others), rows
+    assert [int(mask) & wanted for is_main, mask in rows if is_main == "True"] == [0]

@@ -54,7 +54,9 @@ class Dockerfile:
 
     @classmethod
     def from_text(cls, text: str, path: str = "Dockerfile", build_args: dict[str, str] | None = None) -> Dockerfile:
-        import dockerfile as buildkit
+        from depsync.threads import import_buildkit
+
+        buildkit = import_buildkit()  # its Go threads never take the process's signals
 
         # BuildKit's parser is superlinear on heredocs: refuse a file no CI image is built from
         limits.check_size(len(text.encode("utf-8", "replace")), path, limits.MAX_DOCKERFILE_BYTES, "Dockerfile")

@@ -198,9 +198,10 @@ _COPY_FLAGS = {
 
 def buildkit_features(text: str, path: str) -> tuple[list[Feature], tuple[str, int] | None]:
     """The BuildKit-only features a Dockerfile uses, in file order, and its `# syntax=` directive."""
-    import dockerfile as buildkit
-
     from depsync.core import limits
+    from depsync.threads import import_buildkit
+
+    buildkit = import_buildkit()  # its Go threads never take the process's signals
 
     limits.check_size(len(text.encode("utf-8", "replace")), path, limits.MAX_DOCKERFILE_BYTES, "Dockerfile")
     try:
