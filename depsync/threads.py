@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # imported where a thread starts: shell/signals imports this 
 
     # for the type checker only: a string bound is a ForwardRef, compiled when made (1.5 ms a run)
     _Thread = TypeVar("_Thread", bound=threading.Thread)
+    _Result = TypeVar("_Result")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the ones depsync.shell.signals handles
 
@@ -47,11 +48,7 @@ def start_timer(seconds: float, function: Callable[[], Any]) -> threading.Timer:
 
 
 def _started(thread: _Thread) -> _Thread:
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-    try:
-        thread.start()  # a new thread starts with its creator's mask; one arriving meanwhile waits
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    _with_signals_blocked(thread.start)  # a new thread starts with its creator's mask; one arriving meanwhile waits
     return thread
 
 
@@ -64,9 +61,14 @@ def import_buildkit() -> ModuleType:
 
     module = sys.modules.get("dockerfile")
     if module is None:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-        try:
-            import dockerfile as module
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        module = _with_signals_blocked(lambda: __import__("dockerfile"))
     return module
+
+
+def _with_signals_blocked(action: Callable[[], _Result]) -> _Result:
+    """action() with SIGNALS blocked in the calling thread, its mask restored after."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        return action()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
